@@ -1,0 +1,30 @@
+"""Engine configuration: the one object platforms see in their config hooks."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import torch
+
+
+@dataclasses.dataclass
+class EngineConfig:
+    """Settings of one engine instance, as ``LLM(...)`` receives them.
+
+    Mutable on purpose: ``Platform.check_and_update_config`` may adjust it in place
+    before anything is built (as vLLM's ``VllmConfig`` is), and nothing reads it
+    earlier.
+    """
+
+    model: str = "tiny"
+    architecture: str = "LlamaForCausalLM"
+    dtype: torch.dtype = torch.float32
+    kv_cache_dtype: str = "auto"
+    quantization: str | None = None
+    tensor_parallel_size: int = 1
+    block_size: int = 16
+    max_num_seqs: int = 64
+    max_num_batched_tokens: int = 2048
+    max_model_len: int = 2048
+    memory_fraction: float = 0.9
+    seed: int = 0

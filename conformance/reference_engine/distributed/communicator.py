@@ -1,0 +1,151 @@
+"""The communicator contract, and the implementation over ``torch.distributed``.
+
+A communicator performs the collectives of tensor parallelism among the ranks of one
+group. ``torch.distributed`` must already be initialised with the platform's
+``dist_backend`` when more than one rank is involved; a world of size 1 is valid and
+needs no process group at all.
+"""
+
+from __future__ import annotations
+
+import abc
+
+import torch
+import torch.distributed as dist
+
+
+class DeviceCommunicatorBase(abc.ABC):
+    """Collectives among ``world_size`` ranks, each holding tensors on ``device``.
+
+    ``group`` is a ``torch.distributed`` process group (None = the default group).
+    Ranks are ranks within the group.
+    """
+
+    def __init__(
+        self, device: torch.device, group: dist.ProcessGroup | None = None
+    ) -> None:
+        self.device = device
+        self.group = group
+        initialised = dist.is_available() and dist.is_initialized()
+        self.world_size = dist.get_world_size(group) if initialised else 1
+        self.rank = dist.get_rank(group) if initialised else 0
+
+    @abc.abstractmethod
+    def all_reduce(self, tensor: torch.Tensor) -> torch.Tensor:
+        """Element-wise sum over all ranks. Rule: callers use the *returned* tensor,
+        which holds the sum on every rank; the input may or may not be modified."""
+
+    @abc.abstractmethod
+    def all_gather(self, tensor: torch.Tensor, dim: int = -1) -> torch.Tensor:
+        """Every rank's tensor concatenated along ``dim`` in rank order, on every rank."""
+
+    @abc.abstractmethod
+    def reduce_scatter(self, tensor: torch.Tensor, dim: int = -1) -> torch.Tensor:
+        """The sum over ranks, split into ``world_size`` equal chunks along ``dim``;
+        rank ``i`` receives chunk ``i``. ``tensor.shape[dim]`` must divide evenly."""
+
+    @abc.abstractmethod
+    def gather(
+        self, tensor: torch.Tensor, dst: int = 0, dim: int = -1
+    ) -> torch.Tensor | None:
+        """Every rank's tensor concatenated along ``dim`` on rank ``dst`` only;
+        every other rank gets None."""
+
+    @abc.abstractmethod
+    def broadcast(self, tensor: torch.Tensor, src: int = 0) -> torch.Tensor:
+        """Rank ``src``'s tensor copied in place into ``tensor`` on every rank, and
+        returned."""
+
+    @abc.abstractmethod
+    def send(self, tensor: torch.Tensor, dst: int | None = None) -> None:
+        """Send ``tensor`` to rank ``dst`` (default: the next rank in the ring),
+        blocking until it may be reused."""
+
+    @abc.abstractmethod
+    def recv(
+        self, size: torch.Size, dtype: torch.dtype, src: int | None = None
+    ) -> torch.Tensor:
+        """Receive a tensor of ``size`` and ``dtype`` from rank ``src`` (default: the
+        previous rank in the ring), allocated on ``self.device``."""
+
+    @abc.abstractmethod
+    def barrier(self) -> None:
+        """Return only once every rank has entered the barrier."""
+
+    def destroy(self) -> None:
+        """Release the communicator's own resources (not the process group)."""
+
+
+class TorchDistributedCommunicator(DeviceCommunicatorBase):
+    """Every collective through ``torch.distributed`` on the platform's backend.
+
+    Right for any backend that implements the tensor collectives (gloo, NCCL); a
+    device with a faster native path subclasses it and overrides what it speeds up.
+    """
+
+    def all_reduce(self, tensor: torch.Tensor) -> torch.Tensor:
+        if self.world_size == 1:
+            return tensor
+        result = tensor.clone()
+        dist.all_reduce(result, group=self.group)
+        return result
+
+    def all_gather(self, tensor: torch.Tensor, dim: int = -1) -> torch.Tensor:
+        if self.world_size == 1:
+            return tensor
+        parts = [torch.empty_like(tensor) for _ in range(self.world_size)]
+        dist.all_gather(parts, tensor.contiguous(), group=self.group)
+        return torch.cat(parts, dim=dim)
+
+    def reduce_scatter(self, tensor: torch.Tensor, dim: int = -1) -> torch.Tensor:
+        if self.world_size == 1:
+            return tensor
+        length = tensor.shape[dim]
+        if length % self.world_size:
+            raise ValueError(
+                f"reduce_scatter: size {length} of dim {dim} is not divisible by "
+                f"world size {self.world_size}"
+            )
+        chunks = [c.contiguous() for c in tensor.chunk(self.world_size, dim=dim)]
+        output = torch.empty_like(chunks[self.rank])
+        if dist.get_backend(self.group) == "gloo":
+            # gloo has no reduce_scatter; one all_reduce gives every rank all chunks.
+            summed = self.all_reduce(tensor)
+            output.copy_(summed.chunk(self.world_size, dim=dim)[self.rank])
+        else:
+            dist.reduce_scatter(output, chunks, group=self.group)
+        return output
+
+    def gather(
+        self, tensor: torch.Tensor, dst: int = 0, dim: int = -1
+    ) -> torch.Tensor | None:
+        if self.world_size == 1:
+            return tensor
+        tensor = tensor.contiguous()
+        if self.rank == dst:
+            parts = [torch.empty_like(tensor) for _ in range(self.world_size)]
+            dist.gather(tensor, parts, group_dst=dst, group=self.group)
+            return torch.cat(parts, dim=dim)
+        dist.gather(tensor, None, group_dst=dst, group=self.group)
+        return None
+
+    def broadcast(self, tensor: torch.Tensor, src: int = 0) -> torch.Tensor:
+        if self.world_size > 1:
+            dist.broadcast(tensor, group_src=src, group=self.group)
+        return tensor
+
+    def send(self, tensor: torch.Tensor, dst: int | None = None) -> None:
+        dst = (self.rank + 1) % self.world_size if dst is None else dst
+        dist.send(tensor.contiguous(), group_dst=dst, group=self.group)
+
+    def recv(
+        self, size: torch.Size, dtype: torch.dtype, src: int | None = None
+    ) -> torch.Tensor:
+        src = (self.rank - 1) % self.world_size if src is None else src
+        tensor = torch.empty(size, dtype=dtype, device=self.device)
+        dist.recv(tensor, group_src=src, group=self.group)
+        return tensor
+
+    def barrier(self) -> None:
+        if self.world_size > 1:
+            dist.barrier(group=self.group)

@@ -1,0 +1,146 @@
+"""Finding platform plugins through entry points, loudly.
+
+Each entry point in the group ``conformance.platform_plugins`` is a zero-argument
+function that returns the qualified name of a ``Platform`` subclass when its device
+is usable here, else None. Nothing is swallowed: every way a plugin can go wrong
+becomes a ``PlatformPluginError`` whose message is one line naming the plugin and its
+distribution, chained to the original exception where there is one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+from importlib import metadata
+
+from conformance.reference_engine.platforms.interface import Platform
+
+ENTRY_POINT_GROUP = "conformance.platform_plugins"
+
+
+class PlatformPluginError(Exception):
+    """A platform plugin could not be found, loaded or resolved (one-line message)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class PluginEntry:
+    """One installed platform plugin: its entry point and the distribution shipping it."""
+
+    name: str
+    value: str
+    distribution: str
+    version: str
+    entry_point: metadata.EntryPoint
+
+    def describe(self) -> str:
+        return f"{self.name} [{self.distribution} {self.version}]"
+
+
+def installed_plugins() -> dict[str, PluginEntry]:
+    """Every installed platform plugin by name.
+
+    Raises ``PlatformPluginError`` when two distributions register the same name:
+    which one wins would depend on ``sys.path`` order, so the kit refuses to guess.
+    """
+    found: dict[str, PluginEntry] = {}
+    for entry_point in metadata.entry_points(group=ENTRY_POINT_GROUP):
+        dist = entry_point.dist
+        entry = PluginEntry(
+            name=entry_point.name,
+            value=entry_point.value,
+            distribution=dist.metadata["Name"] if dist else "<unknown distribution>",
+            version=dist.version if dist else "?",
+            entry_point=entry_point,
+        )
+        previous = found.get(entry.name)
+        if previous is None:
+            found[entry.name] = entry
+        elif (previous.distribution, previous.value) != (entry.distribution, entry.value):
+            raise PlatformPluginError(
+                f"platform plugin name {entry.name!r} is registered twice: by "
+                f"{previous.distribution} {previous.version} ({previous.value}) and by "
+                f"{entry.distribution} {entry.version} ({entry.value}); uninstall one"
+            )
+    return dict(sorted(found.items()))
+
+
+def describe_installed() -> str:
+    """The installed plugins as one line, for error messages and headers."""
+    try:
+        plugins = installed_plugins()
+    except PlatformPluginError as exc:
+        return str(exc)
+    return ", ".join(p.describe() for p in plugins.values()) or "none"
+
+
+def find_plugin(name: str) -> PluginEntry:
+    """The installed plugin called ``name``, or a one-line error listing what is installed."""
+    plugins = installed_plugins()
+    if name not in plugins:
+        installed = ", ".join(p.describe() for p in plugins.values()) or "none"
+        raise PlatformPluginError(
+            f"no platform plugin named {name!r} is installed (installed: {installed})"
+        )
+    return plugins[name]
+
+
+def import_qualname(qualname: str) -> object:
+    """Import ``package.module.Attribute`` and return the attribute."""
+    module_name, _, attribute = qualname.rpartition(".")
+    if not module_name:
+        raise ImportError(f"{qualname!r} is not a qualified name (module.Attribute)")
+    module = importlib.import_module(module_name)
+    try:
+        return getattr(module, attribute)
+    except AttributeError:
+        raise ImportError(f"module {module_name!r} has no attribute {attribute!r}") from None
+
+
+def call_plugin_function(entry: PluginEntry) -> str | None:
+    """Load the entry point and call it; return what it returned, unchecked."""
+    try:
+        function = entry.entry_point.load()
+        return function()
+    except Exception as exc:
+        raise PlatformPluginError(
+            f"platform plugin {entry.describe()} failed in its entry point "
+            f"{entry.value}: {type(exc).__name__}: {exc}"
+        ) from exc
+
+
+def resolve_platform_class(entry: PluginEntry, qualname: object) -> type[Platform]:
+    """Check what a plugin function returned and import the class it names."""
+    if qualname is None:
+        raise PlatformPluginError(
+            f"platform plugin {entry.describe()} reports that its device is not "
+            "usable on this machine (its entry point returned None)"
+        )
+    if not isinstance(qualname, str):
+        raise PlatformPluginError(
+            f"platform plugin {entry.describe()} returned {qualname!r} "
+            f"({type(qualname).__name__}); it must return a qualified class name (str)"
+        )
+    try:
+        cls = import_qualname(qualname)
+    except Exception as exc:
+        raise PlatformPluginError(
+            f"platform plugin {entry.describe()} names {qualname!r}, which does not "
+            f"import: {type(exc).__name__}: {exc}"
+        ) from exc
+    if not (isinstance(cls, type) and issubclass(cls, Platform)):
+        raise PlatformPluginError(
+            f"platform plugin {entry.describe()} names {qualname!r}, which is not a "
+            "subclass of conformance.Platform"
+        )
+    if getattr(cls, "__abstractmethods__", None):
+        missing = ", ".join(sorted(cls.__abstractmethods__))
+        raise PlatformPluginError(
+            f"platform plugin {entry.describe()}: {qualname} does not implement {missing}"
+        )
+    return cls
+
+
+def load_platform(name: str) -> type[Platform]:
+    """Find, load and resolve the platform plugin called ``name``."""
+    entry = find_plugin(name)
+    return resolve_platform_class(entry, call_plugin_function(entry))

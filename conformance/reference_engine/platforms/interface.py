@@ -1,0 +1,291 @@
+"""The ``Platform`` contract: what a hardware plugin must provide.
+
+A platform is a class, never instantiated, with class attributes for its identity and
+capabilities and classmethods for everything else (as vLLM's ``Platform``). Each
+method's docstring states its rule: what a conformant implementation must do. The
+Platform suite checks those rules; the other suites build on them.
+
+Methods are abstract where only the plugin can know the answer, and have a default only
+where that default is right for every device.
+"""
+
+from __future__ import annotations
+
+import abc
+import contextlib
+import random
+from typing import TYPE_CHECKING, ClassVar, Protocol
+
+import torch
+
+from conformance.reference_engine.platforms.capabilities import (
+    DeviceCapability,
+    PlatformCapabilities,
+)
+
+if TYPE_CHECKING:
+    from conformance.reference_engine.attention.backend import AttentionSelectorConfig
+    from conformance.reference_engine.config import EngineConfig
+
+#: Version of the plugin contract these interfaces define; it goes into every result
+#: record, and changes whenever a rule or a signature here changes.
+CONTRACT_VERSION = "0.1"
+
+
+class DeviceEvent(Protocol):
+    """The event object ``Platform.Event`` returns (``torch.cuda.Event``'s shape)."""
+
+    def record(self, stream=None) -> None: ...
+    def query(self) -> bool: ...
+    def synchronize(self) -> None: ...
+    def elapsed_time(self, end_event: DeviceEvent) -> float: ...
+
+
+class Platform(abc.ABC):
+    """Base class of every platform plugin.
+
+    Subclasses set the identity attributes and ``capabilities`` and implement the
+    abstract classmethods. ``current_platform`` (see ``conformance.platforms``) is
+    the class selected for this process.
+    """
+
+    # -- identity -------------------------------------------------------------------
+    #: Human-readable name of the device family, e.g. ``"cuda"`` or ``"Ascend NPU"``.
+    device_name: ClassVar[str]
+    #: A torch device type: ``torch.device(device_type)`` must accept it.
+    device_type: ClassVar[str]
+    #: The PyTorch dispatch key of the device's tensors, e.g. ``"CUDA"``.
+    dispatch_key: ClassVar[str]
+    #: A ``torch.distributed`` backend available for this device (``"gloo"``, ``"nccl"``).
+    dist_backend: ClassVar[str]
+    #: Environment variable that selects visible devices, or None if there is none.
+    device_control_env_var: ClassVar[str | None] = None
+    #: What the platform declares it supports; everything else must be refused.
+    capabilities: ClassVar[PlatformCapabilities]
+
+    # -- device runtime -------------------------------------------------------------
+    @classmethod
+    @abc.abstractmethod
+    def is_available(cls) -> bool:
+        """Whether at least one device of this platform is usable in this process.
+
+        Rule: must not raise; when True, ``device_count()`` is at least 1.
+        """
+
+    @classmethod
+    @abc.abstractmethod
+    def device_count(cls) -> int:
+        """Number of visible devices. Rule: >= 1 whenever ``is_available()``."""
+
+    @classmethod
+    @abc.abstractmethod
+    def set_device(cls, device: torch.device) -> None:
+        """Make ``device`` current for this process.
+
+        Rule: afterwards ``current_device()`` returns ``device.index`` (0 when None).
+        """
+
+    @classmethod
+    @abc.abstractmethod
+    def current_device(cls) -> int:
+        """Index of the current device of this process."""
+
+    @classmethod
+    @abc.abstractmethod
+    def get_device_name(cls, device_id: int = 0) -> str:
+        """Marketing name of device ``device_id`` (goes into result records)."""
+
+    @classmethod
+    @abc.abstractmethod
+    def get_device_capability(cls, device_id: int = 0) -> DeviceCapability | None:
+        """Compute capability of device ``device_id``, or None where the idea does
+        not apply (CPUs)."""
+
+    @classmethod
+    @abc.abstractmethod
+    def get_device_total_memory(cls, device_id: int = 0) -> int:
+        """Total memory of device ``device_id`` in bytes. Rule: > 0, constant."""
+
+    @classmethod
+    @abc.abstractmethod
+    def mem_get_info(cls, device_id: int = 0) -> tuple[int, int]:
+        """``(free, total)`` bytes of device ``device_id``.
+
+        Rule: 0 <= free <= total, and total equals ``get_device_total_memory``.
+        """
+
+    @classmethod
+    @abc.abstractmethod
+    def memory_allocated(cls, device_id: int = 0) -> int:
+        """Bytes currently held by tensors of this process on device ``device_id``.
+
+        Rule: grows by at least an allocation's size while that tensor lives and
+        falls back once it is released (the Worker suite uses this to check memory
+        profiling and that shutdown gives memory back).
+        """
+
+    @classmethod
+    @abc.abstractmethod
+    def synchronize(cls, device_id: int | None = None) -> None:
+        """Block until all work queued on the device has finished.
+
+        Rule: afterwards every event recorded before the call has completed.
+        """
+
+    @classmethod
+    @abc.abstractmethod
+    def Event(cls, enable_timing: bool = False) -> DeviceEvent:  # noqa: N802 (torch's name)
+        """A new device event (``record``, ``query``, ``synchronize``, ``elapsed_time``).
+
+        Rule: after ``synchronize()`` a recorded event's ``query()`` is True; with
+        timing enabled, ``elapsed_time`` between events recorded in order is a
+        non-negative number of milliseconds, and ordered (a later end event never
+        reports less time than an earlier one).
+        """
+
+    @classmethod
+    @abc.abstractmethod
+    def Stream(cls):  # noqa: N802 (torch's name)
+        """A new stream object of the device (``torch.cuda.Stream``'s shape)."""
+
+    @classmethod
+    @abc.abstractmethod
+    def empty_cache(cls) -> None:
+        """Release cached, unused device memory to the device. Must not raise."""
+
+    @classmethod
+    @abc.abstractmethod
+    def manual_seed_all(cls, seed: int) -> None:
+        """Seed the random generators of every device.
+
+        Rule: the same seed makes ``torch.rand(..., device=...)`` produce the same
+        tensor again.
+        """
+
+    @classmethod
+    def seed_everything(cls, seed: int) -> None:
+        """Seed Python's, torch's host and every device's generator."""
+        random.seed(seed)
+        torch.manual_seed(seed)
+        cls.manual_seed_all(seed)
+
+    @classmethod
+    @abc.abstractmethod
+    def is_pin_memory_available(cls) -> bool:
+        """Whether host tensors can be page-locked for fast copies to the device.
+
+        Rule: when True, ``tensor.pin_memory()`` succeeds and the result is pinned.
+        """
+
+    @classmethod
+    def inference_mode(cls) -> contextlib.AbstractContextManager:
+        """Context manager the engine runs the model under (no autograd)."""
+        return torch.inference_mode()
+
+    # -- factories --------------------------------------------------------------------
+    @classmethod
+    @abc.abstractmethod
+    def get_attn_backend_cls(cls, config: AttentionSelectorConfig) -> str:
+        """Qualified name of the ``AttentionBackend`` subclass for ``config``.
+
+        Rule: the name imports, names an ``AttentionBackend`` subclass, and that
+        backend's ``validate_configuration`` accepts ``config``; for a configuration
+        outside the declared capabilities, raise ``ValueError`` naming the reason.
+        """
+
+    @classmethod
+    def get_worker_cls(cls) -> str:
+        """Qualified name of the ``WorkerBase`` subclass the executor instantiates.
+
+        The default is the reference engine's generic ``Worker``, which reaches the
+        device only through ``current_platform``; override it for a custom worker.
+        """
+        return "conformance.reference_engine.worker.worker.Worker"
+
+    @classmethod
+    @abc.abstractmethod
+    def get_device_communicator_cls(cls) -> str:
+        """Qualified name of the ``DeviceCommunicatorBase`` subclass for this device."""
+
+    # -- config hooks -----------------------------------------------------------------
+    @classmethod
+    def check_and_update_config(cls, config: EngineConfig) -> None:
+        """Refuse or adjust an engine configuration before anything is built.
+
+        Rule: a dtype, KV-cache dtype, block size or tensor-parallel size outside the
+        declared capabilities raises ``ValueError`` naming the value; otherwise the
+        config may be adjusted in place and must stay within the declared set.
+        """
+        caps = cls.capabilities
+        if config.dtype not in caps.dtypes:
+            raise ValueError(
+                f"{cls.device_name}: dtype {config.dtype} is not supported "
+                f"(declared: {', '.join(map(str, caps.dtypes))})"
+            )
+        if config.kv_cache_dtype not in caps.kv_cache_dtypes:
+            raise ValueError(
+                f"{cls.device_name}: kv-cache dtype {config.kv_cache_dtype!r} is not "
+                f"supported (declared: {', '.join(caps.kv_cache_dtypes)})"
+            )
+        if config.block_size not in caps.block_sizes:
+            raise ValueError(
+                f"{cls.device_name}: block size {config.block_size} is not supported "
+                f"(declared: {', '.join(map(str, caps.block_sizes))})"
+            )
+        if config.tensor_parallel_size > caps.max_world_size:
+            raise ValueError(
+                f"{cls.device_name}: tensor_parallel_size {config.tensor_parallel_size} "
+                f"exceeds the declared max world size {caps.max_world_size}"
+            )
+        cls.verify_model_arch(config.architecture)
+        cls.verify_quantization(config.quantization)
+
+    @classmethod
+    def verify_model_arch(cls, arch: str) -> None:
+        """Raise ``ValueError`` naming ``arch`` unless it is a declared architecture."""
+        if arch not in cls.capabilities.model_architectures:
+            raise ValueError(
+                f"{cls.device_name}: model architecture {arch!r} is not supported "
+                f"(declared: {', '.join(cls.capabilities.model_architectures)})"
+            )
+
+    @classmethod
+    def verify_quantization(cls, quant: str | None) -> None:
+        """Raise ``ValueError`` naming ``quant`` unless it is None (unquantized) or a
+        declared quantization method."""
+        if quant is not None and quant not in cls.capabilities.quantizations:
+            declared = ", ".join(cls.capabilities.quantizations) or "none"
+            raise ValueError(
+                f"{cls.device_name}: quantization {quant!r} is not supported "
+                f"(declared: {declared})"
+            )
+
+    # -- helpers built on the contract --------------------------------------------------
+    @classmethod
+    def refuse_undeclared_attention(cls, config: AttentionSelectorConfig) -> None:
+        """Raise ``ValueError`` when ``config`` lies outside the declared capabilities;
+        ``get_attn_backend_cls`` implementations call this first."""
+        caps = cls.capabilities
+        reasons = []
+        if config.head_size not in caps.head_sizes:
+            reasons.append(f"head size {config.head_size} (declared: {caps.head_sizes})")
+        if config.dtype not in caps.dtypes:
+            reasons.append(f"dtype {config.dtype}")
+        if config.block_size not in caps.block_sizes:
+            reasons.append(f"block size {config.block_size} (declared: {caps.block_sizes})")
+        if config.kv_cache_dtype not in caps.kv_cache_dtypes:
+            reasons.append(f"kv-cache dtype {config.kv_cache_dtype!r}")
+        if config.sliding_window is not None and not caps.supports("sliding_window"):
+            reasons.append("sliding window (feature not declared)")
+        if config.logits_soft_cap is not None and not caps.supports("logits_soft_cap"):
+            reasons.append("logits soft cap (feature not declared)")
+        if reasons:
+            raise ValueError(
+                f"{cls.device_name}: attention configuration not supported: "
+                + "; ".join(reasons)
+            )
+
+    @classmethod
+    def torch_device(cls, index: int | None = None) -> torch.device:
+        """The ``torch.device`` of device ``index`` (the current one when None)."""
+        return torch.device(cls.device_type, cls.current_device() if index is None else index)
