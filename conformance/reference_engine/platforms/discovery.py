@@ -36,13 +36,10 @@ class PluginEntry:
         return f"{self.name} [{self.distribution} {self.version}]"
 
 
-def installed_plugins() -> dict[str, PluginEntry]:
-    """Every installed platform plugin by name.
-
-    Raises ``PlatformPluginError`` when two distributions register the same name:
-    which one wins would depend on ``sys.path`` order, so the kit refuses to guess.
-    """
+def _scan() -> tuple[dict[str, PluginEntry], dict[str, list[PluginEntry]]]:
+    """Installed plugins by name, and the names that more than one distribution claims."""
     found: dict[str, PluginEntry] = {}
+    clashes: dict[str, list[PluginEntry]] = {}
     for entry_point in metadata.entry_points(group=ENTRY_POINT_GROUP):
         dist = entry_point.dist
         entry = PluginEntry(
@@ -52,30 +49,31 @@ def installed_plugins() -> dict[str, PluginEntry]:
             version=dist.version if dist else "?",
             entry_point=entry_point,
         )
-        previous = found.get(entry.name)
-        if previous is None:
-            found[entry.name] = entry
-        elif (previous.distribution, previous.value) != (entry.distribution, entry.value):
-            raise PlatformPluginError(
-                f"platform plugin name {entry.name!r} is registered twice: by "
-                f"{previous.distribution} {previous.version} ({previous.value}) and by "
-                f"{entry.distribution} {entry.version} ({entry.value}); uninstall one"
-            )
-    return dict(sorted(found.items()))
+        previous = found.setdefault(entry.name, entry)
+        # The same distribution can be visible twice on sys.path; that is no clash.
+        if (previous.distribution, previous.value) != (entry.distribution, entry.value):
+            clashes.setdefault(entry.name, [previous]).append(entry)
+    return dict(sorted(found.items())), clashes
 
 
-def describe_installed() -> str:
-    """The installed plugins as one line, for error messages and headers."""
-    try:
-        plugins = installed_plugins()
-    except PlatformPluginError as exc:
-        return str(exc)
-    return ", ".join(p.describe() for p in plugins.values()) or "none"
+def installed_plugins() -> dict[str, PluginEntry]:
+    """Every installed platform plugin by name (the first one seen, for a name that
+    several distributions register; ``find_plugin`` refuses those)."""
+    return _scan()[0]
 
 
 def find_plugin(name: str) -> PluginEntry:
-    """The installed plugin called ``name``, or a one-line error listing what is installed."""
-    plugins = installed_plugins()
+    """The installed plugin called ``name``, or a one-line error: listing what is
+    installed when nothing is called ``name``, or naming every distribution that
+    registers it when several do (which one wins would depend on ``sys.path``
+    order, so the kit refuses to guess)."""
+    plugins, clashes = _scan()
+    if name in clashes:
+        claims = " and ".join(f"{e.distribution} {e.version} ({e.value})" for e in clashes[name])
+        raise PlatformPluginError(
+            f"platform plugin name {name!r} is registered by more than one "
+            f"distribution: {claims}; uninstall all but one"
+        )
     if name not in plugins:
         installed = ", ".join(p.describe() for p in plugins.values()) or "none"
         raise PlatformPluginError(

@@ -1,0 +1,115 @@
+"""The ``conformance`` command.
+
+- ``conformance run --platform NAME [--record PATH] [PYTEST ARGS...]`` runs the suites
+  under pytest in a child process, writing the result record, then verifies it.
+- ``conformance verify PATH...`` checks records and prints one verdict line each.
+- ``conformance plugins`` lists the installed platform plugins and whether each is
+  usable here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from conformance._version import __version__
+
+
+def _default_record_path(platform: str) -> Path:
+    return Path(f"conformance-{re.sub(r'[^A-Za-z0-9_.-]', '_', platform)}.record.json")
+
+
+def run(args: argparse.Namespace, pytest_args: list[str]) -> int:
+    from conformance.pytest_plugin.reporting import COMMAND_LINE_ENV_VAR
+    from conformance.results import verify_record
+
+    record = Path(args.record) if args.record else _default_record_path(args.platform)
+    command = [sys.executable, "-m", "pytest", f"--platform={args.platform}",
+               f"--conformance-record={record}", *pytest_args]
+    env = {**os.environ, COMMAND_LINE_ENV_VAR: json.dumps(["conformance", *sys.argv[1:]])}
+    # A child process, so that whatever the plugin does to its process, the verdict
+    # below is still printed from whatever the record holds.
+    exit_status = subprocess.call(command, env=env)
+    if not record.exists():
+        print(f"conformance: no record was written to {record} "
+              f"(pytest exited with {exit_status})", file=sys.stderr)
+        return exit_status or 2
+    verdict = verify_record(record)
+    print(verdict.line)
+    return verdict.exit_code
+
+
+def verify(args: argparse.Namespace) -> int:
+    from conformance.results import verify_record
+
+    worst = 0
+    for path in args.records:
+        verdict = verify_record(path)
+        print(verdict.line)
+        for problem in verdict.problems[1:]:
+            print(f"  also: {problem}")
+        worst = max(worst, verdict.exit_code)
+    return worst
+
+
+def plugins(args: argparse.Namespace) -> int:
+    from conformance.reference_engine.platforms import PlatformPluginError, load_platform
+    from conformance.reference_engine.platforms.discovery import installed_plugins
+
+    for entry in installed_plugins().values():
+        try:
+            cls = load_platform(entry.name)
+            status = f"usable: {cls.__module__}.{cls.__qualname__}"
+        except PlatformPluginError as exc:
+            status = f"not usable: {exc}"
+        print(f"{entry.describe()}  {status}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="conformance",
+        description="Hardware conformance kit for inference-engine platform plugins.",
+    )
+    parser.add_argument("--version", action="version", version=f"conformance {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    run_parser = commands.add_parser(
+        "run", help="run the suites against a platform plugin and write a result record",
+        description="Run the conformance suites under pytest; arguments this command "
+        "does not know (-n 2, -k EXPR, --suite ...) are passed to pytest.",
+    )
+    run_parser.add_argument("--platform", required=True, metavar="NAME",
+                            help="the platform plugin's entry-point name")
+    run_parser.add_argument("--record", metavar="PATH",
+                            help="where to write the record "
+                            "(default: conformance-NAME.record.json)")
+
+    verify_parser = commands.add_parser(
+        "verify", help="check result records and print a verdict for each",
+        description="Exit status: 0 conformant, 1 not conformant, 2 invalid record, "
+        "3 valid but incomplete record (the worst of all records given).",
+    )
+    verify_parser.add_argument("records", nargs="+", metavar="PATH")
+
+    commands.add_parser("plugins", help="list installed platform plugins")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args, extra = parser.parse_known_args(argv)
+    if args.command == "run":
+        return run(args, extra)
+    if extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    return {"verify": verify, "plugins": plugins}[args.command](args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,69 @@
+"""Which suites to collect, and the contract id every kit test carries."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+CONTRACT_ID = re.compile(r"^[a-z0-9_]+(\.[a-z0-9_]+)+$")
+
+
+def suites_root() -> Path:
+    # Found without importing the suites (or torch): collection is decided early.
+    return Path(__file__).resolve().parent.parent / "suites"
+
+
+def available_suites() -> list[str]:
+    return sorted(
+        path.name
+        for path in suites_root().iterdir()
+        if path.is_dir() and any(path.glob("test_*.py"))
+    )
+
+
+def suite_paths(selection: str | None) -> list[Path]:
+    """Folders of the selected suites (all of them when ``selection`` is None)."""
+    available = available_suites()
+    names = available if not selection else [n.strip() for n in selection.split(",") if n.strip()]
+    unknown = [name for name in names if name not in available]
+    if unknown or not names:
+        raise ValueError(
+            f"unknown suite {', '.join(map(repr, unknown)) or '(none given)'} in "
+            f"--suite (available: {', '.join(available)})"
+        )
+    return [suites_root() / name for name in names]
+
+
+def contract_of(item: pytest.Item) -> str | None:
+    marker = item.get_closest_marker("contract")
+    return marker.args[0] if marker and marker.args else None
+
+
+class ContractCollection:
+    """Collects the selected suites and tags every test with its contract id, for
+    reports, records and ``-k`` (``-k platform.runtime`` selects by contract)."""
+
+    def __init__(self, selection: str | None) -> None:
+        self.selected = suite_paths(selection)
+
+    def pytest_ignore_collect(self, collection_path: Path) -> bool | None:
+        root = suites_root()
+        if collection_path.parent == root and collection_path.is_dir():
+            return collection_path not in self.selected
+        return None
+
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        root = suites_root()
+        for item in items:
+            contract = contract_of(item)
+            if contract is not None and not CONTRACT_ID.match(contract):
+                raise pytest.UsageError(
+                    f"{item.nodeid}: contract id {contract!r} is not of the form suite.area.name"
+                )
+            if contract is None and item.path.is_relative_to(root):
+                raise pytest.UsageError(f"{item.nodeid}: kit test without a contract id")
+            item.user_properties.append(("contract", contract))
+            if contract is not None:
+                item.extra_keyword_matches.add(contract)

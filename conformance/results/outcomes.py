@@ -1,0 +1,46 @@
+"""The outcome vocabulary of the kit, and how a contract's outcome rolls up."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+
+PASSED = "passed"
+FAILED = "failed"
+ERROR = "error"
+CRASHED = "crashed"
+TIMED_OUT = "timed_out"
+NOT_SUPPORTED = "not_supported"
+WAIVED = "waived"
+SKIPPED = "skipped"
+
+#: Every outcome a test can have, in the order summaries print them.
+OUTCOMES = (PASSED, FAILED, ERROR, CRASHED, TIMED_OUT, NOT_SUPPORTED, WAIVED, SKIPPED)
+
+#: Outcomes that mean the plugin broke a rule (or the kit could not tell).
+FAILING = (CRASHED, TIMED_OUT, FAILED, ERROR)
+
+#: Skip reasons that start with this are declared opt-outs (``not_supported``), never
+#: plain skips and never passes.
+NOT_SUPPORTED_PREFIX = "not supported: "
+
+
+def roll_up(outcomes: Iterable[str]) -> str:
+    """The outcome of a contract from its tests' outcomes.
+
+    Any failing test fails the contract (the most severe failure wins); otherwise a
+    waiver shows; otherwise one pass is enough, because the remaining tests cover
+    declared-unsupported variants; a contract with no test that ran is
+    ``not_supported`` or ``skipped``.
+    """
+    present = set(outcomes)
+    for outcome in (*FAILING, WAIVED, PASSED, NOT_SUPPORTED, SKIPPED):
+        if outcome in present:
+            return outcome
+    raise ValueError("a contract needs at least one test outcome to roll up")
+
+
+def count(outcomes: Iterable[str]) -> dict[str, int]:
+    """Outcome counts in ``OUTCOMES`` order, zeros left out."""
+    counts = Counter(outcomes)
+    return {outcome: counts[outcome] for outcome in OUTCOMES if counts[outcome]}

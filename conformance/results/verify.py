@@ -1,0 +1,115 @@
+"""Checking a result record before anyone trusts it.
+
+``verify_record`` answers with a one-line verdict and an exit code:
+
+- 0 ``CONFORMANT``: a valid, complete record with no failing outcome;
+- 1 ``NOT CONFORMANT``: a valid, complete record in which some contract failed;
+- 2 ``INVALID``: not JSON, not matching the schema, made by other suites than the
+  ones installed, or with roll-ups that do not match its tests;
+- 3 ``INCOMPLETE``: valid, but from a run that never finished (killed or running).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections import Counter
+from importlib import resources
+from pathlib import Path
+
+import jsonschema
+
+from conformance.reference_engine.platforms import CONTRACT_VERSION
+from conformance.results import outcomes
+from conformance.results.provenance import suite_hash
+from conformance.results.record import roll_up_contracts
+
+CONFORMANT, NOT_CONFORMANT, INVALID, INCOMPLETE = 0, 1, 2, 3
+
+
+@dataclasses.dataclass(frozen=True)
+class Verdict:
+    exit_code: int
+    line: str
+    problems: tuple[str, ...] = ()
+
+    @property
+    def valid(self) -> bool:
+        return self.exit_code != INVALID
+
+
+def load_schema() -> dict:
+    text = (resources.files("conformance.results") / "record.schema.json").read_text()
+    return json.loads(text)
+
+
+def _schema_problems(record: object) -> list[str]:
+    validator = jsonschema.Draft202012Validator(load_schema())
+    return [
+        f"{'/'.join(map(str, error.absolute_path)) or '<root>'}: {error.message}"
+        for error in sorted(validator.iter_errors(record), key=lambda e: list(e.path))
+    ]
+
+
+def _consistency_problems(record: dict) -> list[str]:
+    problems = []
+    provenance = record["provenance"]
+    if provenance["suite_hash"] != suite_hash():
+        problems.append(
+            "suite hash differs from the installed suites: the record was made by "
+            f"another kit version or modified suites ({provenance['kit_version']})"
+        )
+    if provenance["contract_version"] != CONTRACT_VERSION:
+        problems.append(
+            f"contract version {provenance['contract_version']} is not the installed "
+            f"{CONTRACT_VERSION}"
+        )
+    duplicates = [n for n, c in Counter(t["nodeid"] for t in record["tests"]).items() if c > 1]
+    if duplicates:
+        problems.append(f"tests recorded more than once: {', '.join(duplicates[:5])}")
+    if record["contracts"] != roll_up_contracts(record["tests"]):
+        problems.append("per-contract roll-up does not match the test entries")
+    if record["summary"] != outcomes.count(t["outcome"] for t in record["tests"]):
+        problems.append("summary counts do not match the test entries")
+    if record["complete"] and not record["tests"]:
+        problems.append("the run recorded no test: a run that tests nothing proves nothing")
+    return problems
+
+
+def verify_record(path: str | Path) -> Verdict:
+    """Check the record at ``path``; see the module docstring for the verdicts."""
+    path = Path(path)
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        return Verdict(INVALID, f"INVALID: cannot read {path}: {exc.strerror}")
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        return Verdict(INVALID, f"INVALID: {path} is not a JSON file ({exc})")
+
+    problems = _schema_problems(record) or _consistency_problems(record)
+    if problems:
+        more = f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""
+        return Verdict(INVALID, f"INVALID: {path}: {problems[0]}{more}", tuple(problems))
+
+    plugin = record["provenance"]["plugin"]
+    who = f"{plugin['name']} [{plugin['distribution']} {plugin['version']}]"
+    summary = ", ".join(f"{n} {o}" for o, n in record["summary"].items()) or "no tests"
+    if not record["complete"]:
+        return Verdict(
+            INCOMPLETE,
+            f"INCOMPLETE: {path} is a valid record of a run of {who} that did not "
+            f"finish; {len(record['tests'])} tests recorded ({summary})",
+        )
+    failing = [c for c, r in record["contracts"].items() if r["outcome"] in outcomes.FAILING]
+    if failing:
+        shown = ", ".join(failing[:5]) + (f" and {len(failing) - 5} more" if len(failing) > 5 else "")
+        return Verdict(
+            NOT_CONFORMANT,
+            f"NOT CONFORMANT: {who}: {len(failing)} of {len(record['contracts'])} "
+            f"contracts failed ({shown}); tests: {summary}",
+        )
+    return Verdict(
+        CONFORMANT,
+        f"CONFORMANT: {who} on {record['provenance']['device']['name']}: "
+        f"{len(record['contracts'])} contracts; tests: {summary}",
+    )

@@ -1,0 +1,30 @@
+"""Platform suite, capabilities: the declaration every other suite reads."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from conformance.reference_engine.platforms import PlatformCapabilities
+
+
+@pytest.mark.contract("platform.capabilities.well_formed")
+def test_capabilities_are_well_formed(capabilities):
+    """``capabilities`` is a ``PlatformCapabilities`` whose values are all known and
+    consistent with each other (``PlatformCapabilities.validate`` finds nothing)."""
+    assert isinstance(capabilities, PlatformCapabilities), type(capabilities)
+    problems = capabilities.validate()
+    assert not problems, "; ".join(problems)
+
+
+@pytest.mark.contract("platform.capabilities.dtypes_compute")
+def test_declared_dtypes_compute(capabilities, device):
+    """Every declared dtype can hold tensors on the device and multiply them
+    correctly (small integers, so the product is exact in every dtype)."""
+    left = torch.arange(12, dtype=torch.float64).reshape(3, 4) % 5
+    right = torch.arange(8, dtype=torch.float64).reshape(4, 2) % 3
+    expected = left @ right
+    for dtype in capabilities.dtypes:
+        product = left.to(device=device, dtype=dtype) @ right.to(device=device, dtype=dtype)
+        assert product.dtype == dtype and product.device.type == device.type
+        assert torch.equal(product.cpu().double(), expected), f"wrong product in {dtype}"

@@ -1,0 +1,69 @@
+"""Platform suite, config hooks: refusing what the platform cannot run."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+import torch
+
+from conformance.reference_engine.config import EngineConfig
+
+_FOREIGN_ARCH = "MixtralForCausalLM"
+_FOREIGN_QUANT = "no-such-quantization"
+
+
+def _declared_config(capabilities) -> EngineConfig:
+    return EngineConfig(
+        architecture=capabilities.model_architectures[0],
+        dtype=capabilities.dtypes[0],
+        kv_cache_dtype=capabilities.kv_cache_dtypes[0],
+        block_size=capabilities.block_sizes[0],
+    )
+
+
+@pytest.mark.contract("platform.config.model_arch")
+def test_verify_model_arch(platform, capabilities):
+    """``verify_model_arch`` accepts every declared architecture and raises a
+    ``ValueError`` naming any other (a mixture-of-experts model, say)."""
+    for arch in capabilities.model_architectures:
+        platform.verify_model_arch(arch)
+    if _FOREIGN_ARCH not in capabilities.model_architectures:
+        with pytest.raises(ValueError, match=_FOREIGN_ARCH):
+            platform.verify_model_arch(_FOREIGN_ARCH)
+
+
+@pytest.mark.contract("platform.config.quantization")
+def test_verify_quantization(platform, capabilities):
+    """``verify_quantization`` accepts None and every declared method and raises a
+    ``ValueError`` naming any other."""
+    for quant in (None, *capabilities.quantizations):
+        platform.verify_quantization(quant)
+    with pytest.raises(ValueError, match=_FOREIGN_QUANT):
+        platform.verify_quantization(_FOREIGN_QUANT)
+
+
+@pytest.mark.contract("platform.config.check_and_update")
+def test_check_and_update_config(platform, capabilities):
+    """``check_and_update_config`` accepts a declared configuration and leaves it
+    within the declared set, and raises ``ValueError`` for an undeclared dtype,
+    block size, tensor-parallel size or architecture."""
+    config = _declared_config(capabilities)
+    platform.check_and_update_config(config)
+    assert config.dtype in capabilities.dtypes
+    assert config.block_size in capabilities.block_sizes
+    assert config.kv_cache_dtype in capabilities.kv_cache_dtypes
+
+    undeclared = {
+        "block_size": max(capabilities.block_sizes) * 2,
+        "tensor_parallel_size": capabilities.max_world_size + 1,
+        "architecture": _FOREIGN_ARCH,
+    }
+    missing_dtypes = [d for d in (torch.float32, torch.bfloat16, torch.float16)
+                      if d not in capabilities.dtypes]
+    if missing_dtypes:
+        undeclared["dtype"] = missing_dtypes[0]
+    for field, value in undeclared.items():
+        bad = dataclasses.replace(_declared_config(capabilities), **{field: value})
+        with pytest.raises(ValueError):
+            platform.check_and_update_config(bad)

@@ -1,0 +1,64 @@
+"""Platform suite, discovery: how the kit (and an engine) finds the plugin."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from conformance.reference_engine.platforms.discovery import (
+    call_plugin_function,
+    import_qualname,
+)
+
+# Run in a fresh interpreter: only there is "nothing initialised yet" observable.
+_IMPORT_PROBE = """
+import json, sys, torch
+from conformance.reference_engine.platforms.discovery import (
+    call_plugin_function, find_plugin, import_qualname)
+
+def uninitialised_runtimes():
+    names = [n for n in dir(torch) if not n.startswith("_")]
+    runtimes = [(n, getattr(getattr(torch, n, None), "is_initialized", None)) for n in names]
+    return {n for n, probe in runtimes if callable(probe) and probe() is False}
+
+lazy = uninitialised_runtimes()
+import_qualname(call_plugin_function(find_plugin(sys.argv[1])))
+print(json.dumps(sorted(lazy - uninitialised_runtimes())))
+"""
+
+
+@pytest.mark.contract("platform.discovery.entry_point")
+def test_entry_point_names_the_platform_class(plugin_entry, platform):
+    """The entry point is a zero-argument function returning the qualified name
+    (a str) of the Platform subclass under test."""
+    qualname = call_plugin_function(plugin_entry)
+    assert isinstance(qualname, str), f"entry point returned {qualname!r}, not a str"
+    assert import_qualname(qualname) is platform
+
+
+@pytest.mark.contract("platform.discovery.idempotent")
+def test_entry_point_is_idempotent(plugin_entry):
+    """Calling the entry point again returns the same answer: engines call it more
+    than once, in more than one process."""
+    answers = [call_plugin_function(plugin_entry) for _ in range(3)]
+    assert len(set(answers)) == 1, f"entry point answered differently: {answers}"
+
+
+@pytest.mark.contract("platform.discovery.no_device_init")
+def test_discovery_initialises_no_device(platform_name, platform):
+    """Loading the entry point and importing the platform class initialise no device
+    runtime: every lazily initialised torch runtime (``torch.cuda``, ``torch.xpu``,
+    ...) whose ``is_initialized()`` was False is still False afterwards. Discovery
+    runs in every process, including ones that must fork safely."""
+    probe = subprocess.run(
+        [sys.executable, "-c", _IMPORT_PROBE, platform_name],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert probe.returncode == 0, f"discovery failed in a fresh process:\n{probe.stderr}"
+    initialised = json.loads(probe.stdout.strip().splitlines()[-1])
+    assert not initialised, (
+        f"discovering {platform.__qualname__} initialised torch.{', torch.'.join(initialised)}"
+    )

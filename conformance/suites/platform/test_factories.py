@@ -1,0 +1,76 @@
+"""Platform suite, factories: the qualified names the engine imports and builds."""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+import torch
+
+from conformance.reference_engine.attention.backend import (
+    AttentionBackend,
+    AttentionSelectorConfig,
+)
+from conformance.reference_engine.distributed.communicator import DeviceCommunicatorBase
+from conformance.reference_engine.platforms.discovery import import_qualname
+from conformance.reference_engine.worker.worker_base import WorkerBase
+
+
+def _concrete_subclass(qualname: str, base: type) -> type:
+    assert isinstance(qualname, str), f"factory returned {qualname!r}, not a str"
+    cls = import_qualname(qualname)
+    assert isinstance(cls, type) and issubclass(cls, base), (
+        f"{qualname} is not a subclass of {base.__name__}"
+    )
+    assert not inspect.isabstract(cls), f"{qualname} leaves abstract methods unimplemented"
+    return cls
+
+
+def _declared_attention_configs(capabilities):
+    """One config per declared head size, dtype and block size (not the product:
+    the Attention suite covers combinations)."""
+    dtype, block_size = capabilities.dtypes[0], capabilities.block_sizes[0]
+    configs = [AttentionSelectorConfig(h, dtype, block_size) for h in capabilities.head_sizes]
+    configs += [AttentionSelectorConfig(capabilities.head_sizes[0], d, block_size)
+                for d in capabilities.dtypes[1:]]
+    configs += [AttentionSelectorConfig(capabilities.head_sizes[0], dtype, b)
+                for b in capabilities.block_sizes[1:]]
+    return configs
+
+
+@pytest.mark.contract("platform.factories.attention_backend")
+def test_attention_backend_accepts_declared_configs(platform, capabilities):
+    """For every declared configuration, ``get_attn_backend_cls`` names an importable
+    ``AttentionBackend`` subclass whose ``validate_configuration`` accepts it."""
+    for config in _declared_attention_configs(capabilities):
+        backend = _concrete_subclass(platform.get_attn_backend_cls(config), AttentionBackend)
+        reasons = backend.validate_configuration(config)
+        assert reasons == [], f"{backend.__name__} refuses declared {config}: {reasons}"
+
+
+@pytest.mark.contract("platform.factories.attention_refusal")
+def test_attention_backend_refuses_undeclared_configs(platform, capabilities):
+    """For a head size, dtype or block size outside the declared set,
+    ``get_attn_backend_cls`` raises ``ValueError`` instead of naming a backend."""
+    head, dtype, block = capabilities.head_sizes[0], capabilities.dtypes[0], capabilities.block_sizes[0]
+    undeclared = [AttentionSelectorConfig(max(capabilities.head_sizes) + 8, dtype, block),
+                  AttentionSelectorConfig(head, dtype, max(capabilities.block_sizes) * 2)]
+    undeclared += [AttentionSelectorConfig(head, d, block)
+                   for d in (torch.float32, torch.bfloat16, torch.float16)
+                   if d not in capabilities.dtypes]
+    for config in undeclared:
+        with pytest.raises(ValueError):
+            platform.get_attn_backend_cls(config)
+
+
+@pytest.mark.contract("platform.factories.worker")
+def test_worker_class_resolves(platform):
+    """``get_worker_cls()`` names an importable, concrete ``WorkerBase`` subclass."""
+    _concrete_subclass(platform.get_worker_cls(), WorkerBase)
+
+
+@pytest.mark.contract("platform.factories.communicator")
+def test_communicator_class_resolves(platform):
+    """``get_device_communicator_cls()`` names an importable, concrete
+    ``DeviceCommunicatorBase`` subclass."""
+    _concrete_subclass(platform.get_device_communicator_cls(), DeviceCommunicatorBase)
