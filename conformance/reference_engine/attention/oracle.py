@@ -1,0 +1,112 @@
+"""The oracle attention backend: the definition of right, in plain torch.
+
+It follows the rules of ``AttentionImpl.forward`` literally: write the new keys and
+values to their slots, gather each request's whole context through its block table,
+score every query against every context position, mask what the rules exclude, and
+take the softmax-weighted sum. It is batched (one padded ``[requests, queries, keys]``
+problem, no loop over tokens) so it can also serve as the engine's CPU path, but it
+takes no shortcut that would need an argument to be believed correct. With
+``compute_dtype=torch.float64`` it is the tolerance reference for every kernel.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from conformance.reference_engine.attention.backend import (
+    AttentionBackend,
+    AttentionImpl,
+    AttentionMetadata,
+    AttentionSelectorConfig,
+)
+
+_DTYPES = (torch.float32, torch.bfloat16, torch.float16)
+_KV_CACHE_DTYPES = ("auto", "float32", "bfloat16", "float16")
+
+
+class OracleAttentionImpl(AttentionImpl):
+    def __init__(self, *args, compute_dtype: torch.dtype | None = None, **kwargs) -> None:
+        """``compute_dtype``: the dtype scores and sums are computed in (default: the
+        query's); outputs are cast back to ``output``'s dtype."""
+        super().__init__(*args, **kwargs)
+        self.compute_dtype = compute_dtype
+
+    def forward(self, query, key, value, kv_cache, metadata: AttentionMetadata, output):
+        n = metadata.num_actual_tokens
+        key_cache = kv_cache[0].view(-1, self.num_kv_heads, self.head_size)
+        value_cache = kv_cache[1].view(-1, self.num_kv_heads, self.head_size)
+        slots = metadata.slot_mapping[:n].long()
+        real = slots >= 0
+        key_cache[slots[real]] = key[:n][real].to(key_cache.dtype)
+        value_cache[slots[real]] = value[:n][real].to(value_cache.dtype)
+
+        dtype = self.compute_dtype or query.dtype
+        block_size = kv_cache.shape[2]
+        starts = metadata.query_start_loc.long()
+        seq_lens = metadata.seq_lens.long()
+        query_lens = starts[1:] - starts[:-1]
+        num_reqs, device = seq_lens.shape[0], query.device
+
+        # Each real token's (request, index within the request's new tokens).
+        token_req = torch.repeat_interleave(torch.arange(num_reqs, device=device), query_lens)
+        token_idx = torch.arange(n, device=device) - starts[token_req]
+        q = query.new_zeros(num_reqs, metadata.max_query_len, self.num_heads, self.head_size, dtype=dtype)
+        q[token_req, token_idx] = query[:n].to(dtype)
+
+        # Every request's context, positions 0 .. max_seq_len-1, through its block table.
+        key_pos = torch.arange(metadata.max_seq_len, device=device)
+        blocks = metadata.block_table.long()[:, key_pos // block_size].clamp(min=0)
+        context_slots = blocks * block_size + key_pos % block_size
+        in_context = key_pos[None, :] < seq_lens[:, None]  # [reqs, keys]
+        k = key_cache[context_slots].to(dtype)
+        # Positions past a request's context may hold anything, even NaN; zero them so
+        # a zero probability cannot turn into NaN in the weighted sum.
+        v = torch.where(in_context[..., None, None], value_cache[context_slots].to(dtype), 0)
+        group = self.num_heads // self.num_kv_heads
+        k = k.repeat_interleave(group, dim=2)
+        v = v.repeat_interleave(group, dim=2)
+
+        # Query i of a request sits at position context_len + i.
+        query_pos = (seq_lens - query_lens)[:, None] + torch.arange(metadata.max_query_len, device=device)
+        allowed = (key_pos[None, None, :] <= query_pos[:, :, None]) & in_context[:, None, :]
+        if self.sliding_window is not None:
+            allowed &= query_pos[:, :, None] - key_pos[None, None, :] < self.sliding_window
+
+        scores = torch.einsum("rqhd,rkhd->rhqk", q, k) * self.scale
+        if self.logits_soft_cap is not None:
+            scores = self.logits_soft_cap * torch.tanh(scores / self.logits_soft_cap)
+        scores = scores.masked_fill(~allowed[:, None], float("-inf"))
+        out = torch.einsum("rhqk,rkhd->rqhd", scores.softmax(dim=-1), v)
+        output[:n] = out[token_req, token_idx].to(output.dtype)
+        output[n:] = 0
+        return output
+
+
+class OracleAttentionBackend(AttentionBackend):
+    """Supports every dtype, head size, block size, GQA/MQA, sliding window and
+    logits soft cap: it is the yardstick, so it refuses only what it cannot store."""
+
+    @staticmethod
+    def get_name() -> str:
+        return "ORACLE"
+
+    @staticmethod
+    def get_impl_cls() -> type[AttentionImpl]:
+        return OracleAttentionImpl
+
+    @classmethod
+    def validate_configuration(cls, config: AttentionSelectorConfig) -> list[str]:
+        reasons = []
+        if config.dtype not in _DTYPES:
+            reasons.append(f"dtype {config.dtype} (supported: {_DTYPES})")
+        if config.kv_cache_dtype not in _KV_CACHE_DTYPES:
+            reasons.append(f"kv-cache dtype {config.kv_cache_dtype!r} (supported: {_KV_CACHE_DTYPES})")
+        if config.head_size <= 0:
+            reasons.append(f"head size {config.head_size} (must be positive)")
+        if config.block_size <= 0:
+            reasons.append(f"block size {config.block_size} (must be positive)")
+        if config.sliding_window is not None and config.sliding_window <= 0:
+            reasons.append(f"sliding window {config.sliding_window} (must be positive)")
+        if config.logits_soft_cap is not None and config.logits_soft_cap <= 0:
+            reasons.append(f"logits soft cap {config.logits_soft_cap} (must be positive)")
+        return reasons

@@ -1,0 +1,26 @@
+"""RMSNorm, with the residual add fused in as Llama uses it."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+
+class RMSNorm(nn.Module):
+    def __init__(self, hidden_size: int, eps: float) -> None:
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(hidden_size), requires_grad=False)
+
+    def forward(
+        self, x: torch.Tensor, residual: torch.Tensor | None = None
+    ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+        """``norm(x)``; with ``residual``, ``(norm(x + residual), x + residual)``."""
+        if residual is not None:
+            x = x + residual
+            residual = x
+        # Normalise in fp32 as Hugging Face does, so low precisions match it.
+        h = x.float()
+        h = h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + self.eps)
+        out = self.weight * h.to(x.dtype)
+        return out if residual is None else (out, residual)

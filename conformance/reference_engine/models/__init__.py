@@ -1,0 +1,1 @@
+"""Model definitions and the configuration they are built from."""
