@@ -28,3 +28,12 @@ class EngineConfig:
     max_model_len: int = 2048
     memory_fraction: float = 0.9
     seed: int = 0
+    #: Qualified name of the ``AttentionBackend`` class, filled in by the engine from
+    #: ``Platform.get_attn_backend_cls`` after ``check_and_update_config``.
+    attention_backend: str | None = None
+    #: KV-cache blocks to allocate; None sizes the cache from available memory (a
+    #: small number forces preemption, which tests use).
+    num_kv_blocks: int | None = None
+    #: ``"uni"`` (the worker in this process) or ``"mp"`` (one spawned process per
+    #: rank); None picks ``"uni"`` for one rank and ``"mp"`` for more.
+    distributed_executor_backend: str | None = None

@@ -1,0 +1,1 @@
+"""The engine core: requests, KV-cache blocks, scheduling and the step loop."""
