@@ -12,7 +12,7 @@ from conformance.reference_engine.platforms import CONTRACT_VERSION, get_current
 from conformance.reference_engine.platforms.discovery import PluginEntry
 from conformance.results import outcomes
 from conformance.results.provenance import collect_provenance, describe_device
-from conformance.results.record import RecordWriter, TestResult
+from conformance.results.record import RecordWriter, RecordedTest
 
 #: Set by ``conformance run`` so the record shows the command the user typed.
 COMMAND_LINE_ENV_VAR = "CONFORMANCE_COMMAND_LINE"
@@ -102,7 +102,7 @@ class RecordReporter:
             None,
         )
         duration = sum(r.duration for r in reports.values())
-        self.writer.add(TestResult(nodeid, contract, outcome, duration, message))
+        self.writer.add(RecordedTest(nodeid, contract, outcome, duration, message))
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         reports = self.pending.setdefault(report.nodeid, {})

@@ -24,7 +24,7 @@ def utc_now() -> str:
 
 
 @dataclasses.dataclass(frozen=True)
-class TestResult:
+class RecordedTest:
     """One test's entry in a record."""
 
     nodeid: str
@@ -62,7 +62,7 @@ class RecordWriter:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._write()
 
-    def add(self, result: TestResult) -> None:
+    def add(self, result: RecordedTest) -> None:
         self.tests.append(dataclasses.asdict(result))
         self._write()
 

@@ -15,8 +15,8 @@ _PROBE_BYTES = 64 * 1024 * 1024
 
 def _busy_work(device: torch.device) -> torch.Tensor:
     """Queue enough work that an asynchronous device is still busy right after."""
-    matrix = torch.randn(512, 512, device=device)
-    for _ in range(8):
+    matrix = torch.randn(256, 256, device=device)
+    for _ in range(4):
         matrix = torch.tanh(matrix @ matrix)
     return matrix
 

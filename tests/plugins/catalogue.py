@@ -1,0 +1,118 @@
+"""Which test plugin breaks which contract, and how to install them for a run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+#: Correct plugins: the suites must pass them completely.
+GOOD = {"good_cpu": "kit_test_plugins:GoodPlatform.plugin"}
+
+#: Broken plugins: entry point, and exactly the contracts the suite must fail.
+BROKEN = {
+    "flip_flopping": (
+        "kit_test_plugins.discovery:flip_flopping",
+        {"platform.discovery.entry_point", "platform.discovery.idempotent"},
+    ),
+    "unknown_device_type": (
+        "kit_test_plugins.identity:UnknownDeviceTypePlatform.plugin",
+        # Nothing can be allocated on a device torch does not know, so every rule
+        # that needs a tensor on the device fails with it.
+        {"platform.identity.device_type", "platform.identity.dispatch_key",
+         "platform.capabilities.dtypes_compute", "platform.runtime.synchronize",
+         "platform.runtime.events", "platform.runtime.memory", "platform.runtime.seeding",
+         "platform.runtime.current_device"},
+    ),
+    "wrong_dispatch_key": (
+        "kit_test_plugins.identity:WrongDispatchKeyPlatform.plugin",
+        {"platform.identity.dispatch_key"},
+    ),
+    "missing_dist_backend": (
+        "kit_test_plugins.identity:MissingDistBackendPlatform.plugin",
+        {"platform.identity.dist_backend"},
+    ),
+    "malformed_capabilities": (
+        "kit_test_plugins.capabilities:MalformedCapabilitiesPlatform.plugin",
+        {"platform.capabilities.well_formed"},
+    ),
+    "constant_memory": (
+        "kit_test_plugins.runtime:ConstantMemoryPlatform.plugin",
+        {"platform.runtime.memory"},
+    ),
+    "overstated_free_memory": (
+        "kit_test_plugins.runtime:OverstatedFreeMemoryPlatform.plugin",
+        {"platform.runtime.mem_get_info"},
+    ),
+    "unseeded": (
+        "kit_test_plugins.runtime:UnseededPlatform.plugin",
+        {"platform.runtime.seeding"},
+    ),
+    "stuck_event": (
+        "kit_test_plugins.runtime:StuckEventPlatform.plugin",
+        {"platform.runtime.events", "platform.runtime.synchronize"},
+    ),
+    "dishonest_pin_memory": (
+        "kit_test_plugins.runtime:DishonestPinMemoryPlatform.plugin",
+        {"platform.runtime.pin_memory"},
+    ),
+    "stuck_current_device": (
+        "kit_test_plugins.runtime:StuckCurrentDevicePlatform.plugin",
+        {"platform.runtime.current_device"},
+    ),
+    "missing_worker": (
+        "kit_test_plugins.factories:MissingWorkerPlatform.plugin",
+        {"platform.factories.worker"},
+    ),
+    "not_a_communicator": (
+        "kit_test_plugins.factories:NotACommunicatorPlatform.plugin",
+        {"platform.factories.communicator"},
+    ),
+    "unrefusing_attention": (
+        "kit_test_plugins.factories:UnrefusingAttentionPlatform.plugin",
+        {"platform.factories.attention_refusal"},
+    ),
+    "any_architecture": (
+        "kit_test_plugins.config_hooks:AnyArchitecturePlatform.plugin",
+        # check_and_update_config relies on verify_model_arch, so it breaks too.
+        {"platform.config.model_arch", "platform.config.check_and_update"},
+    ),
+    "any_quantization": (
+        "kit_test_plugins.config_hooks:AnyQuantizationPlatform.plugin",
+        {"platform.config.quantization"},
+    ),
+}
+
+#: Plugins that hang; runs against them are killed by the tests.
+HANGING = {"hanging_synchronize": "kit_test_plugins.runtime:HangingSynchronizePlatform.plugin"}
+
+#: Plugins that must not even start a run, and the words their one-line error has.
+UNLOADABLE = {
+    "raising": ("kit_test_plugins.raising:plugin", "RuntimeError: vendor runtime library"),
+    "not_a_platform": (
+        "kit_test_plugins.discovery:not_a_platform", "not a subclass of conformance.Platform"),
+    "unavailable": ("kit_test_plugins.discovery:unavailable", "not usable on this machine"),
+    "missing_class": ("kit_test_plugins.discovery:missing_class", "does not import"),
+}
+
+PLUGIN_SOURCES = Path(__file__).parent
+
+
+def write_distribution(site: Path, name: str, version: str, entry_points: dict[str, str]) -> None:
+    """Make ``site`` hold an installed distribution registering ``entry_points`` as
+    platform plugins: what ``pip install`` of a plugin package leaves behind."""
+    dist_info = site / f"{name}-{version}.dist-info"
+    dist_info.mkdir(parents=True)
+    (dist_info / "METADATA").write_text(
+        f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"
+    )
+    lines = [f"{plugin} = {target}" for plugin, target in entry_points.items()]
+    (dist_info / "entry_points.txt").write_text(
+        "[conformance.platform_plugins]\n" + "\n".join(lines) + "\n"
+    )
+
+
+def all_entry_points() -> dict[str, str]:
+    entries = dict(GOOD)
+    entries.update({name: target for name, (target, _) in BROKEN.items()})
+    entries.update({name: target for name, (target, _) in UNLOADABLE.items()})
+    entries.update(HANGING)
+    return entries

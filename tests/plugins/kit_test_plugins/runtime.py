@@ -1,0 +1,75 @@
+"""Plugins whose device runtime lies."""
+
+from kit_test_plugins import TestPlatform
+
+
+class ConstantMemoryPlatform(TestPlatform):
+    @classmethod
+    def memory_allocated(cls, device_id: int = 0) -> int:
+        return 1 << 30
+
+
+class OverstatedFreeMemoryPlatform(TestPlatform):
+    @classmethod
+    def mem_get_info(cls, device_id: int = 0) -> tuple[int, int]:
+        free, total = super().mem_get_info(device_id)
+        return total + 1, total
+
+
+class UnseededPlatform(TestPlatform):
+    @classmethod
+    def manual_seed_all(cls, seed: int) -> None:
+        """Forgets to seed."""
+
+    @classmethod
+    def seed_everything(cls, seed: int) -> None:
+        """Forgets to seed."""
+
+
+class _NeverCompletingEvent:
+    def __init__(self, enable_timing: bool = False) -> None:
+        self.enable_timing = enable_timing
+
+    def record(self, stream=None) -> None:
+        pass
+
+    def query(self) -> bool:
+        return False
+
+    def synchronize(self) -> None:
+        pass
+
+    def elapsed_time(self, end_event) -> float:
+        return 0.0
+
+
+class StuckEventPlatform(TestPlatform):
+    @classmethod
+    def Event(cls, enable_timing: bool = False):  # noqa: N802
+        return _NeverCompletingEvent(enable_timing)
+
+
+class DishonestPinMemoryPlatform(TestPlatform):
+    @classmethod
+    def is_pin_memory_available(cls) -> bool:
+        return True
+
+
+class StuckCurrentDevicePlatform(TestPlatform):
+    @classmethod
+    def device_count(cls) -> int:
+        return 2
+
+    @classmethod
+    def set_device(cls, device) -> None:
+        """Ignores the request."""
+
+
+class HangingSynchronizePlatform(TestPlatform):
+    """Hangs in ``synchronize`` (a wedged device queue): for runs that get killed."""
+
+    @classmethod
+    def synchronize(cls, device_id=None) -> None:
+        import time
+
+        time.sleep(3600)

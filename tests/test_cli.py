@@ -1,0 +1,46 @@
+"""The conformance command line."""
+
+from __future__ import annotations
+
+import json
+
+from conformance.cli import main
+
+
+def test_run_then_verify(run_kit, tmp_path):
+    """``conformance run --platform cpu --record r.json`` writes a record that
+    ``conformance verify r.json`` accepts, and the record names the command."""
+    run = run_kit("run", "--platform", "cpu", "--record", "r.json", "-q",
+                  module="conformance.cli")
+    assert run.returncode == 0, run.output
+    assert "CONFORMANT: cpu [conformance 0.1.0]" in run.output
+    record = json.loads((tmp_path / "r.json").read_text())
+    assert record["provenance"]["command_line"][:4] == ["conformance", "run", "--platform", "cpu"]
+    verify = run_kit("verify", "r.json", module="conformance.cli")
+    assert verify.returncode == 0 and verify.output.startswith("CONFORMANT"), verify.output
+
+
+def test_run_of_a_broken_plugin_is_not_conformant(run_kit):
+    """A run of a broken plugin ends with a NOT CONFORMANT verdict and exit status 1."""
+    run = run_kit("run", "--platform=constant_memory", "--record=r.json", "-q",
+                  module="conformance.cli")
+    assert run.returncode == 1
+    assert "NOT CONFORMANT" in run.output and "platform.runtime.memory" in run.output
+
+
+def test_verify_reports_the_worst_of_several_records(tmp_path, capsys):
+    """``conformance verify A B`` prints one verdict per record and exits with the
+    worst status."""
+    broken = tmp_path / "broken.json"
+    broken.write_text("not json")
+    assert main(["verify", str(broken), str(tmp_path / "missing.json")]) == 2
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 2 and all(line.startswith("INVALID") for line in lines)
+
+
+def test_plugins_lists_usable_and_unusable(capsys):
+    """``conformance plugins`` lists every installed plugin and whether it is usable."""
+    assert main(["plugins"]) == 0
+    out = capsys.readouterr().out
+    assert "cpu [conformance 0.1.0]  usable" in out
+    assert "cuda [conformance 0.1.0]  not usable" in out or "cuda [conformance 0.1.0]  usable" in out

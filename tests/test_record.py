@@ -1,0 +1,139 @@
+"""The result record: schema, incremental writing, verification, and killed runs."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import jsonschema
+import pytest
+
+from conformance.reference_engine.platforms import load_platform
+from conformance.reference_engine.platforms.discovery import find_plugin
+from conformance.results import verify_record
+from conformance.results.provenance import collect_provenance
+from conformance.results.record import RecordWriter, RecordedTest
+from conformance.results.verify import CONFORMANT, INCOMPLETE, INVALID, NOT_CONFORMANT, load_schema
+
+
+@pytest.fixture
+def writer(tmp_path) -> RecordWriter:
+    provenance = collect_provenance(find_plugin("cpu"), load_platform("cpu"), ["pytest"])
+    return RecordWriter(tmp_path / "r.json", provenance)
+
+
+def _read(writer: RecordWriter) -> dict:
+    return json.loads(writer.path.read_text())
+
+
+def _rewrite(writer: RecordWriter, change) -> None:
+    record = _read(writer)
+    change(record)
+    writer.path.write_text(json.dumps(record))
+
+
+def test_record_is_valid_after_every_test(writer):
+    """The file on disk matches the schema and holds every finished test after each
+    one, marked incomplete until the run finishes."""
+    schema = load_schema()
+    for index in range(3):
+        writer.add(RecordedTest(f"t.py::test_{index}", "platform.x.y", "passed", 0.1))
+        record = _read(writer)
+        jsonschema.validate(record, schema)
+        assert not record["complete"] and len(record["tests"]) == index + 1
+    writer.finish(0)
+    record = _read(writer)
+    assert record["complete"] and record["exit_status"] == 0
+    assert record["provenance"]["finished_at"] is not None
+    assert record["contracts"] == {"platform.x.y": {"outcome": "passed", "counts": {"passed": 3}}}
+
+
+def test_unknown_outcome_is_refused():
+    """A test result with an outcome outside the vocabulary cannot be made."""
+    with pytest.raises(ValueError, match="great"):
+        RecordedTest("t.py::test", None, "great", 0.0)
+
+
+def test_verify_verdicts(writer):
+    """verify: a complete passing record is CONFORMANT, one with a failed contract
+    NOT CONFORMANT, an unfinished one INCOMPLETE."""
+    writer.add(RecordedTest("t.py::test_a", "platform.a.b", "passed", 0.1))
+    assert verify_record(writer.path).exit_code == INCOMPLETE
+    writer.add(RecordedTest("t.py::test_b", "platform.a.c", "failed", 0.1, "boom"))
+    writer.finish(1)
+    verdict = verify_record(writer.path)
+    assert verdict.exit_code == NOT_CONFORMANT and "platform.a.c" in verdict.line
+
+
+def test_verify_accepts_a_clean_record(writer):
+    """verify: a complete record whose contracts all passed or are not supported is
+    CONFORMANT."""
+    writer.add(RecordedTest("t.py::test_a", "platform.a.b", "passed", 0.1))
+    writer.add(RecordedTest("t.py::test_c", "platform.a.c", "not_supported", 0.0, "no"))
+    writer.finish(0)
+    assert verify_record(writer.path).exit_code == CONFORMANT
+
+
+@pytest.mark.parametrize(
+    ("tamper", "complaint"),
+    [
+        (lambda r: r["tests"][0].update(outcome="passed"), "roll-up"),
+        (lambda r: r["provenance"].update(suite_hash="sha256:" + "0" * 64), "suite hash"),
+        (lambda r: r["tests"][0].update(outcome="great"), "great"),
+        (lambda r: r["tests"].append(dict(r["tests"][0])), "more than once"),
+        (lambda r: r.pop("provenance"), "provenance"),
+        (lambda r: r.update(tests=[], contracts={}, summary={}), "no test"),
+    ],
+    ids=["edited-outcome", "other-suites", "bad-outcome", "duplicate", "no-provenance", "empty"],
+)
+def test_verify_rejects_invalid_records(writer, tamper, complaint):
+    """verify: a record edited after the fact, made by other suites, outside the
+    schema, with duplicates or with no tests is INVALID, and says why."""
+    writer.add(RecordedTest("t.py::test_a", "platform.a.b", "failed", 0.1))
+    writer.finish(1)
+    _rewrite(writer, tamper)
+    verdict = verify_record(writer.path)
+    assert verdict.exit_code == INVALID and complaint in verdict.line, verdict.line
+
+
+def test_verify_rejects_a_file_that_is_not_json(tmp_path):
+    """verify: a truncated file is INVALID with one line naming it."""
+    path = tmp_path / "broken.json"
+    path.write_text('{"schema_version": 1, "tests": [')
+    verdict = verify_record(path)
+    assert verdict.exit_code == INVALID and str(path) in verdict.line and "\n" not in verdict.line
+
+
+def test_sigkilled_run_leaves_a_valid_incomplete_record(tmp_path, kit_env):
+    """A run killed with SIGKILL midway leaves a record that verifies as valid but
+    incomplete, holding every test finished before the kill."""
+    record_path = tmp_path / "killed.record.json"
+    run = subprocess.Popen(
+        [sys.executable, "-m", "conformance.cli", "run", "--platform=hanging_synchronize",
+         f"--record={record_path}", "-q"],
+        cwd=tmp_path, env=kit_env, start_new_session=True,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        finished = 0
+        while finished < 10 and time.monotonic() < deadline and run.poll() is None:
+            time.sleep(0.1)
+            if record_path.exists():
+                finished = len(json.loads(record_path.read_text())["tests"])
+        assert run.poll() is None, "the run ended before it could be killed"
+        assert finished >= 10, f"only {finished} tests recorded before the deadline"
+    finally:
+        os.killpg(run.pid, signal.SIGKILL)
+        run.wait()
+
+    verdict = verify_record(record_path)
+    assert verdict.exit_code == INCOMPLETE, verdict.line
+    record = json.loads(record_path.read_text())
+    assert not record["complete"] and record["provenance"]["finished_at"] is None
+    assert len(record["tests"]) >= finished
+    assert all(t["outcome"] == "passed" for t in record["tests"]), record["summary"]
