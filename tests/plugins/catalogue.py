@@ -7,14 +7,17 @@ from pathlib import Path
 #: Correct plugins: the suites must pass them completely.
 GOOD = {"good_cpu": "kit_test_plugins:GoodPlatform.plugin"}
 
-#: Broken plugins: entry point, and exactly the contracts the suite must fail.
+#: Broken plugins: entry point, the suite that must catch it, and exactly the
+#: contracts that suite must fail.
 BROKEN = {
     "flip_flopping": (
         "kit_test_plugins.discovery:flip_flopping",
+        "platform",
         {"platform.discovery.entry_point", "platform.discovery.idempotent"},
     ),
     "unknown_device_type": (
         "kit_test_plugins.identity:UnknownDeviceTypePlatform.plugin",
+        "platform",
         # Nothing can be allocated on a device torch does not know, so every rule
         # that needs a tensor on the device fails with it.
         {"platform.identity.device_type", "platform.identity.dispatch_key",
@@ -24,59 +27,73 @@ BROKEN = {
     ),
     "wrong_dispatch_key": (
         "kit_test_plugins.identity:WrongDispatchKeyPlatform.plugin",
+        "platform",
         {"platform.identity.dispatch_key"},
     ),
     "missing_dist_backend": (
         "kit_test_plugins.identity:MissingDistBackendPlatform.plugin",
+        "platform",
         {"platform.identity.dist_backend"},
     ),
     "malformed_capabilities": (
         "kit_test_plugins.capabilities:MalformedCapabilitiesPlatform.plugin",
+        "platform",
         {"platform.capabilities.well_formed"},
     ),
     "constant_memory": (
         "kit_test_plugins.runtime:ConstantMemoryPlatform.plugin",
+        "platform",
         {"platform.runtime.memory"},
     ),
     "overstated_free_memory": (
         "kit_test_plugins.runtime:OverstatedFreeMemoryPlatform.plugin",
+        "platform",
         {"platform.runtime.mem_get_info"},
     ),
     "unseeded": (
         "kit_test_plugins.runtime:UnseededPlatform.plugin",
+        "platform",
         {"platform.runtime.seeding"},
     ),
     "stuck_event": (
         "kit_test_plugins.runtime:StuckEventPlatform.plugin",
+        "platform",
         {"platform.runtime.events", "platform.runtime.synchronize"},
     ),
     "dishonest_pin_memory": (
         "kit_test_plugins.runtime:DishonestPinMemoryPlatform.plugin",
+        "platform",
         {"platform.runtime.pin_memory"},
     ),
     "stuck_current_device": (
         "kit_test_plugins.runtime:StuckCurrentDevicePlatform.plugin",
+        "platform",
         {"platform.runtime.current_device"},
     ),
     "missing_worker": (
         "kit_test_plugins.factories:MissingWorkerPlatform.plugin",
+        "platform",
         {"platform.factories.worker"},
     ),
     "not_a_communicator": (
         "kit_test_plugins.factories:NotACommunicatorPlatform.plugin",
+        "platform",
         {"platform.factories.communicator"},
     ),
     "unrefusing_attention": (
         "kit_test_plugins.factories:UnrefusingAttentionPlatform.plugin",
+        "platform",
         {"platform.factories.attention_refusal"},
     ),
     "any_architecture": (
         "kit_test_plugins.config_hooks:AnyArchitecturePlatform.plugin",
+        "platform",
         # check_and_update_config relies on verify_model_arch, so it breaks too.
         {"platform.config.model_arch", "platform.config.check_and_update"},
     ),
     "any_quantization": (
         "kit_test_plugins.config_hooks:AnyQuantizationPlatform.plugin",
+        "platform",
         {"platform.config.quantization"},
     ),
 }
@@ -110,9 +127,14 @@ def write_distribution(site: Path, name: str, version: str, entry_points: dict[s
     )
 
 
+def broken_for(suite: str) -> list[str]:
+    """Names of the broken plugins that ``suite`` must catch."""
+    return sorted(name for name, (_, owner, _) in BROKEN.items() if owner == suite)
+
+
 def all_entry_points() -> dict[str, str]:
     entries = dict(GOOD)
-    entries.update({name: target for name, (target, _) in BROKEN.items()})
+    entries.update({name: target for name, (target, _, _) in BROKEN.items()})
     entries.update({name: target for name, (target, _) in UNLOADABLE.items()})
     entries.update(HANGING)
     return entries

@@ -1,0 +1,123 @@
+"""The user API and the platform hooks the engine must go through."""
+
+from __future__ import annotations
+
+import pathlib
+import re
+
+import pytest
+
+import conformance.reference_engine as reference_engine
+from conformance.reference_engine import LLM, SamplingParams
+from conformance.reference_engine.platforms import get_current_platform
+from conformance.reference_engine.platforms.cpu import CpuPlatform
+from conformance.reference_engine.tokenizer import ByteTokenizer
+
+GREEDY = SamplingParams(temperature=0, max_tokens=6, ignore_eos=True)
+
+
+def test_outputs_in_input_order(tiny_llm):
+    """Rule: generate returns one RequestOutput per prompt, in input order, with the
+    prompt, its token ids, and the completion's tokens, text and finish reason."""
+    prompts = ["a longer prompt than the others", {"prompt_token_ids": [1, 5, 6]}, "hi"]
+    outputs = tiny_llm.generate(prompts, GREEDY)
+    alone = [tiny_llm.generate(p, GREEDY)[0] for p in prompts]
+    assert [o.outputs[0].token_ids for o in outputs] == [o.outputs[0].token_ids for o in alone]
+    assert [o.prompt for o in outputs] == [prompts[0], None, "hi"]
+    assert outputs[1].prompt_token_ids == [1, 5, 6]
+    assert outputs[2].prompt_token_ids == ByteTokenizer(4096).encode("hi")
+    completion = outputs[0].outputs[0]
+    assert completion.finish_reason == "length" and len(completion.token_ids) == 6
+    assert completion.text == tiny_llm.tokenizer.decode(completion.token_ids)
+    assert completion.logprobs is None
+
+
+def test_byte_tokenizer_round_trip():
+    """Rule: the byte tokenizer encodes UTF-8 after a BOS and decodes it back."""
+    tokenizer = ByteTokenizer(4096)
+    text = "naïve ≠ 🙂"
+    assert tokenizer.decode(tokenizer.encode(text)) == text
+
+
+def test_no_device_literals_outside_platforms():
+    """Rule: engine code reaches devices only through current_platform: no
+    torch.cuda and no "cpu"/"cuda" literals outside platforms/."""
+    root = pathlib.Path(reference_engine.__file__).parent
+    pattern = re.compile(r"torch\.cuda|[\"'](cpu|cuda)(:\d+)?[\"']")
+    offenders = [
+        f"{path.relative_to(root)}:{n}"
+        for path in root.rglob("*.py")
+        if "platforms" not in path.relative_to(root).parts
+        for n, line in enumerate(path.read_text().splitlines(), 1)
+        if pattern.search(line)
+    ]
+    assert offenders == []
+
+
+class RecordingPlatform(CpuPlatform):
+    """The cpu platform, recording the hooks the engine calls and shrinking block_size."""
+
+    calls: list[str] = []
+
+    @classmethod
+    def check_and_update_config(cls, config):
+        cls.calls.append("check_and_update_config")
+        super().check_and_update_config(config)
+        config.block_size = 32
+
+    @classmethod
+    def get_attn_backend_cls(cls, config):
+        cls.calls.append(f"get_attn_backend_cls(block_size={config.block_size})")
+        return super().get_attn_backend_cls(config)
+
+    @classmethod
+    def get_worker_cls(cls):
+        cls.calls.append("get_worker_cls")
+        return super().get_worker_cls()
+
+
+@pytest.fixture
+def restore_platform():
+    previous = get_current_platform()
+    yield
+    reference_engine.platforms._selected = previous
+
+
+def test_platform_hooks_in_order(make_llm, restore_platform):
+    """Rule: LLM(platform=cls) lets the platform check and adjust the config before
+    anything is built, then resolves the attention backend (with the adjusted
+    config) and the worker class through it."""
+    RecordingPlatform.calls.clear()
+    llm = make_llm(platform=RecordingPlatform)
+    assert RecordingPlatform.calls == [
+        "check_and_update_config", "get_attn_backend_cls(block_size=32)", "get_worker_cls",
+    ]
+    assert llm.config.block_size == 32
+    assert llm.generate("x", GREEDY)[0].outputs[0].token_ids  # and it runs
+
+
+def test_platform_by_name(make_llm):
+    """Rule: a plugin name selects that platform."""
+    assert make_llm(platform="cpu").platform is CpuPlatform
+
+
+def test_platform_refusal_is_a_value_error(make_llm):
+    """Rule: what the platform's check_and_update_config refuses reaches the user as
+    its ValueError."""
+    with pytest.raises(ValueError, match="block size 8"):
+        make_llm(block_size=8)
+
+
+def test_collective_rpc_multiprocess(make_llm):
+    """Rule: the multiprocess executor runs named methods and module-level callables
+    on its rank and reports a worker's exception with its rank."""
+    executor = make_llm(distributed_executor_backend="mp").llm_engine.executor
+    assert executor.collective_rpc(_rank_of) == [0]
+    assert executor.collective_rpc("determine_available_memory")[0] > 0
+    with pytest.raises(RuntimeError, match="rank 0 .*initialize_cache"):
+        executor.collective_rpc("initialize_cache", (-1,))
+    assert executor.collective_rpc(_rank_of) == [0]  # still answering
+
+
+def _rank_of(worker) -> int:
+    return worker.rank

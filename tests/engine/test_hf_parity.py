@@ -1,0 +1,89 @@
+"""Parity with a model nobody here wrote: Hugging Face transformers' Llama."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+import torch
+
+from conformance.reference_engine import LLM, SamplingParams
+from conformance.reference_engine.engine.step import ScheduledRequest, SchedulerOutput
+from conformance.reference_engine.models.config import PRESETS
+from conformance.reference_engine.models.loader import random_weights
+
+transformers = pytest.importorskip("transformers")
+
+PROMPT = [1] + [(37 * i + 11) % 4000 + 3 for i in range(63)]  # 64 tokens
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _offline():
+    """Nothing here may reach the Hub."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("HF_HUB_OFFLINE", "1")
+        yield
+
+
+@pytest.fixture(scope="module", params=[True, False], ids=["tied", "untied"])
+def hf_folder(request, tmp_path_factory):
+    """The tiny preset's seeded weights, put into transformers' LlamaForCausalLM and
+    written by transformers (config.json + model.safetensors)."""
+    config = dataclasses.replace(PRESETS["tiny"], tie_word_embeddings=request.param)
+    hf_config = transformers.LlamaConfig(
+        hidden_size=config.hidden_size,
+        num_hidden_layers=config.num_hidden_layers,
+        num_attention_heads=config.num_attention_heads,
+        num_key_value_heads=config.num_key_value_heads,
+        intermediate_size=config.intermediate_size,
+        vocab_size=config.vocab_size,
+        rms_norm_eps=config.rms_norm_eps,
+        rope_theta=config.rope_theta,
+        max_position_embeddings=config.max_position_embeddings,
+        tie_word_embeddings=config.tie_word_embeddings,
+        bos_token_id=1,
+        eos_token_id=2,
+    )
+    model = transformers.LlamaForCausalLM(hf_config).eval()
+    missing, unexpected = model.load_state_dict(dict(random_weights(config, seed=0)), strict=False)
+    assert not unexpected and set(missing) <= {"lm_head.weight"}
+    folder = tmp_path_factory.mktemp("hf_llama")
+    model.save_pretrained(folder, safe_serialization=True)
+    return str(folder), model
+
+
+def _engine_prompt_logits(llm: LLM, prompt: list[int]) -> torch.Tensor:
+    """Logits at every prompt position, from one prefill through the engine's runner."""
+    runner = llm.llm_engine.executor.driver_worker.model_runner
+    blocks = list(range(-(-len(prompt) // llm.config.block_size)))
+    request = ScheduledRequest("parity", prompt, 0, blocks, SamplingParams(temperature=0), 0, True)
+    with torch.inference_mode():
+        input_ids, positions, metadata, _ = runner.prepare_inputs(SchedulerOutput([request]))
+        return runner.model.compute_logits(runner.model(input_ids, positions, metadata))
+
+
+def test_logits_match_transformers(hf_folder):
+    """Rule: with the same weights (written by transformers, read by the engine), the
+    engine's fp32 logits over a 64-token prompt are within 1e-4 of transformers'."""
+    folder, hf_model = hf_folder
+    llm = LLM(model=folder, dtype="float32", max_model_len=256)
+    ours = _engine_prompt_logits(llm, PROMPT)
+    with torch.inference_mode():
+        theirs = hf_model(torch.tensor([PROMPT])).logits[0]
+    assert ours.shape == theirs.shape
+    assert (ours - theirs).abs().max().item() <= 1e-4
+    llm.shutdown()
+
+
+def test_greedy_tokens_match_transformers(hf_folder):
+    """Rule: 64 greedy tokens after a 64-token prompt are identical to transformers'
+    ``generate`` on the same weights."""
+    folder, hf_model = hf_folder
+    llm = LLM(model=folder, dtype="float32", max_model_len=256)
+    out = llm.generate({"prompt_token_ids": PROMPT}, SamplingParams(temperature=0, max_tokens=64, ignore_eos=True))
+    with torch.inference_mode():
+        theirs = hf_model.generate(
+            torch.tensor([PROMPT]), max_new_tokens=64, min_new_tokens=64, do_sample=False
+        )[0, len(PROMPT):].tolist()
+    assert out[0].outputs[0].token_ids == theirs
+    llm.shutdown()
