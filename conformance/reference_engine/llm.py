@@ -60,6 +60,7 @@ class LLM:
                             ("max_num_batched_tokens", max_num_batched_tokens)]:
             if not isinstance(value, int) or value <= 0:
                 raise ValueError(f"{name} must be a positive int, got {value!r}")
+        model_config.check_tensor_parallel(tensor_parallel_size)
         config = EngineConfig(
             model=model,
             architecture=model_config.architecture,

@@ -39,6 +39,14 @@ class ModelConfig:
     def head_size(self) -> int:
         return self.head_dim or self.hidden_size // self.num_attention_heads
 
+    def check_tensor_parallel(self, size: int) -> None:
+        """Raise ``ValueError`` unless every split dimension divides by ``size``."""
+        for name in ("num_attention_heads", "num_key_value_heads", "intermediate_size", "vocab_size"):
+            if getattr(self, name) % size:
+                raise ValueError(
+                    f"{name} ({getattr(self, name)}) is not divisible by tensor_parallel_size {size}"
+                )
+
 
 PRESETS = {
     "tiny": ModelConfig(
