@@ -27,7 +27,7 @@ _KV_CACHE_DTYPES = ("auto", "float32", "bfloat16", "float16")
 class OracleAttentionImpl(AttentionImpl):
     def __init__(self, *args, compute_dtype: torch.dtype | None = None, **kwargs) -> None:
         """``compute_dtype``: the dtype scores and sums are computed in (default: the
-        query's); outputs are cast back to ``output``'s dtype."""
+        query's, at least float32); outputs are cast back to ``output``'s dtype."""
         super().__init__(*args, **kwargs)
         self.compute_dtype = compute_dtype
 
@@ -40,18 +40,24 @@ class OracleAttentionImpl(AttentionImpl):
         key_cache[slots[real]] = key[:n][real].to(key_cache.dtype)
         value_cache[slots[real]] = value[:n][real].to(value_cache.dtype)
 
-        dtype = self.compute_dtype or query.dtype
+        # fp16/bf16 inputs are computed in fp32 unless told otherwise: the oracle is
+        # the yardstick, so it should not add rounding of its own.
+        dtype = self.compute_dtype or torch.promote_types(query.dtype, torch.float32)
         block_size = kv_cache.shape[2]
         starts = metadata.query_start_loc.long()
         seq_lens = metadata.seq_lens.long()
         query_lens = starts[1:] - starts[:-1]
         num_reqs, device = seq_lens.shape[0], query.device
+        group = self.num_heads // self.num_kv_heads
 
-        # Each real token's (request, index within the request's new tokens).
+        # Each real token's (request, index within the request's new tokens). Query
+        # head h = n * group + g reads KV head n, so heads are viewed as (n, g).
         token_req = torch.repeat_interleave(torch.arange(num_reqs, device=device), query_lens)
         token_idx = torch.arange(n, device=device) - starts[token_req]
-        q = query.new_zeros(num_reqs, metadata.max_query_len, self.num_heads, self.head_size, dtype=dtype)
-        q[token_req, token_idx] = query[:n].to(dtype)
+        q = query.new_zeros(
+            num_reqs, metadata.max_query_len, self.num_kv_heads, group, self.head_size, dtype=dtype
+        )
+        q[token_req, token_idx] = query[:n].view(n, self.num_kv_heads, group, self.head_size).to(dtype)
 
         # Every request's context, positions 0 .. max_seq_len-1, through its block table.
         key_pos = torch.arange(metadata.max_seq_len, device=device)
@@ -62,9 +68,6 @@ class OracleAttentionImpl(AttentionImpl):
         # Positions past a request's context may hold anything, even NaN; zero them so
         # a zero probability cannot turn into NaN in the weighted sum.
         v = torch.where(in_context[..., None, None], value_cache[context_slots].to(dtype), 0)
-        group = self.num_heads // self.num_kv_heads
-        k = k.repeat_interleave(group, dim=2)
-        v = v.repeat_interleave(group, dim=2)
 
         # Query i of a request sits at position context_len + i.
         query_pos = (seq_lens - query_lens)[:, None] + torch.arange(metadata.max_query_len, device=device)
@@ -72,12 +75,12 @@ class OracleAttentionImpl(AttentionImpl):
         if self.sliding_window is not None:
             allowed &= query_pos[:, :, None] - key_pos[None, None, :] < self.sliding_window
 
-        scores = torch.einsum("rqhd,rkhd->rhqk", q, k) * self.scale
+        scores = torch.einsum("rqngd,rknd->rngqk", q, k) * self.scale
         if self.logits_soft_cap is not None:
             scores = self.logits_soft_cap * torch.tanh(scores / self.logits_soft_cap)
-        scores = scores.masked_fill(~allowed[:, None], float("-inf"))
-        out = torch.einsum("rhqk,rkhd->rqhd", scores.softmax(dim=-1), v)
-        output[:n] = out[token_req, token_idx].to(output.dtype)
+        scores = scores.masked_fill(~allowed[:, None, None], float("-inf"))
+        out = torch.einsum("rngqk,rknd->rqngd", scores.softmax(dim=-1), v)
+        output[:n] = out[token_req, token_idx].flatten(1, 2).to(output.dtype)
         output[n:] = 0
         return output
 
