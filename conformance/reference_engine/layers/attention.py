@@ -30,6 +30,6 @@ class Attention(nn.Module):
     def forward(
         self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, metadata: AttentionMetadata
     ) -> torch.Tensor:
-        output = torch.empty_like(q)
+        output = torch.empty(q.shape, dtype=q.dtype, device=q.device)
         self.impl.forward(q, k, v, self.kv_cache, metadata, output)
         return output.view(q.shape[0], -1)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 
@@ -20,7 +21,6 @@ class RMSNorm(nn.Module):
             x = x + residual
             residual = x
         # Normalise in fp32 as Hugging Face does, so low precisions match it.
-        h = x.float()
-        h = h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + self.eps)
+        h = F.rms_norm(x.float(), self.weight.shape, eps=self.eps)
         out = self.weight * h.to(x.dtype)
         return out if residual is None else (out, residual)

@@ -40,8 +40,6 @@ class LlamaAttention(nn.Module):
         head_size = config.head_size
         self.num_heads = tp.shard(config.num_attention_heads, "num_attention_heads")
         self.num_kv_heads = tp.shard(config.num_key_value_heads, "num_key_value_heads")
-        self.q_size = self.num_heads * head_size
-        self.kv_size = self.num_kv_heads * head_size
         self.head_size = head_size
         self.qkv_proj = QKVParallelLinear(
             config.hidden_size, head_size, config.num_attention_heads, config.num_key_value_heads, tp
@@ -51,12 +49,10 @@ class LlamaAttention(nn.Module):
         self.attn = Attention(backend, self.num_heads, head_size, self.num_kv_heads)
 
     def forward(self, positions, hidden_states, metadata: AttentionMetadata) -> torch.Tensor:
-        qkv = self.qkv_proj(hidden_states)
-        q, k, v = qkv.split([self.q_size, self.kv_size, self.kv_size], dim=-1)
-        q = q.view(-1, self.num_heads, self.head_size)
-        k = k.view(-1, self.num_kv_heads, self.head_size)
-        v = v.view(-1, self.num_kv_heads, self.head_size)
-        q, k = self.rotary_emb(positions, q, k)
+        qkv = self.qkv_proj(hidden_states).view(-1, self.num_heads + 2 * self.num_kv_heads, self.head_size)
+        qk = self.rotary_emb(positions, qkv[:, : self.num_heads + self.num_kv_heads])
+        q, k = qk.split([self.num_heads, self.num_kv_heads], dim=1)
+        v = qkv[:, self.num_heads + self.num_kv_heads :]
         return self.o_proj(self.attn(q, k, v, metadata))
 
 
