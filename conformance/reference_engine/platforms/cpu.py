@@ -146,7 +146,7 @@ class CpuPlatform(Platform):
     @classmethod
     def get_attn_backend_cls(cls, config: AttentionSelectorConfig) -> str:
         cls.refuse_undeclared_attention(config)
-        return "conformance.reference_engine.attention.oracle.OracleAttentionBackend"
+        return "conformance.reference_engine.attention.cpu_attn.CpuAttentionBackend"
 
     @classmethod
     def get_device_communicator_cls(cls) -> str:

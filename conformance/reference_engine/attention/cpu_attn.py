@@ -1,0 +1,183 @@
+"""The ``cpu`` platform's attention backend: paged attention in a few large torch ops.
+
+One ``forward`` serves prefill, chunked prefill and decode requests of one batch. The
+new keys and values are scattered into the cache first (one ``index_copy_`` for all
+tokens); then each request is computed with batched matrix products over all its
+heads at once:
+
+- a request with no earlier context and no sliding window or soft cap (a plain
+  prefill) goes to ``torch.nn.functional.scaled_dot_product_attention`` on its own
+  keys and values, which are exactly what the cache now holds;
+- every other request gathers the cache blocks it reads (``index_select`` of whole
+  blocks, skipping blocks a sliding window has passed) and computes
+  ``softmax(scale * q.k) v`` for all its query heads in two matrix products, one per
+  KV head group, with GQA as a reshape (query head ``h`` reads KV head ``h // group``).
+
+Scores and sums are computed in float32 whatever the model dtype, and normalisation
+is deferred to the end (divide the ``[queries, head_size]`` sum, not the
+``[queries, keys]`` probabilities): in fp16, the unnormalised sum over a long context
+can exceed the dtype's range even though the result cannot.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+from conformance.reference_engine.attention.backend import (
+    AttentionBackend,
+    AttentionImpl,
+    AttentionMetadata,
+    AttentionSelectorConfig,
+)
+
+SUPPORTED_DTYPES = (torch.float32, torch.bfloat16, torch.float16)
+SUPPORTED_HEAD_SIZES = (32, 64, 128, 256)
+#: Block sizes are powers of two from this up: a block then holds whole cache lines.
+MIN_BLOCK_SIZE = 16
+KV_CACHE_DTYPES = {"auto": None, "float32": torch.float32, "bfloat16": torch.bfloat16,
+                   "float16": torch.float16}
+
+
+def _is_power_of_two(n: int) -> bool:
+    return isinstance(n, int) and n > 0 and n & (n - 1) == 0
+
+
+class CpuAttentionBackend(AttentionBackend):
+    """Supports the head sizes, dtypes and block sizes above, GQA and MQA, sliding
+    window and logits soft cap; refuses everything else."""
+
+    @staticmethod
+    def get_name() -> str:
+        return "CPU_ATTN"
+
+    @staticmethod
+    def get_impl_cls() -> type[AttentionImpl]:
+        return CpuAttentionImpl
+
+    @classmethod
+    def validate_configuration(cls, config: AttentionSelectorConfig) -> list[str]:
+        reasons = []
+        if config.head_size not in SUPPORTED_HEAD_SIZES:
+            reasons.append(f"head size {config.head_size} (supported: {SUPPORTED_HEAD_SIZES})")
+        if config.dtype not in SUPPORTED_DTYPES:
+            reasons.append(f"dtype {config.dtype} (supported: {SUPPORTED_DTYPES})")
+        if not _is_power_of_two(config.block_size) or config.block_size < MIN_BLOCK_SIZE:
+            reasons.append(
+                f"block size {config.block_size} (supported: powers of two >= {MIN_BLOCK_SIZE})"
+            )
+        if config.kv_cache_dtype not in KV_CACHE_DTYPES:
+            reasons.append(
+                f"kv-cache dtype {config.kv_cache_dtype!r} (supported: {tuple(KV_CACHE_DTYPES)})"
+            )
+        if config.sliding_window is not None and config.sliding_window <= 0:
+            reasons.append(f"sliding window {config.sliding_window} (must be positive)")
+        if config.logits_soft_cap is not None and config.logits_soft_cap <= 0:
+            reasons.append(f"logits soft cap {config.logits_soft_cap} (must be positive)")
+        return reasons
+
+
+class CpuAttentionImpl(AttentionImpl):
+    backend: type[AttentionBackend] = CpuAttentionBackend
+    #: The dtype unnormalised sums are accumulated in (None: the query's dtype).
+    accumulate_dtype: torch.dtype | None = torch.float32
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._accepted: set[tuple[torch.dtype, int]] = set()
+
+    def check_configuration(self, dtype: torch.dtype, block_size: int) -> None:
+        """Raise ``ValueError`` naming the reasons unless the backend supports this
+        layer with this dtype and block size (checked once per combination)."""
+        if (dtype, block_size) in self._accepted:
+            return
+        config = AttentionSelectorConfig(
+            self.head_size, dtype, block_size, self.kv_cache_dtype,
+            self.sliding_window, self.logits_soft_cap,
+        )
+        reasons = self.backend.validate_configuration(config)
+        if reasons:
+            raise ValueError(
+                f"{self.backend.get_name()} refuses this attention configuration: "
+                + "; ".join(reasons)
+            )
+        self._accepted.add((dtype, block_size))
+
+    def forward(self, query, key, value, kv_cache, metadata: AttentionMetadata, output):
+        self.check_configuration(query.dtype, kv_cache.shape[2])
+        n = metadata.num_actual_tokens
+        self.write_kv(key[:n], value[:n], kv_cache, metadata.slot_mapping[:n])
+        self.attend(query, key, value, kv_cache, metadata, output)
+        output[n:] = 0
+        return output
+
+    def write_kv(self, key, value, kv_cache, slot_mapping) -> None:
+        """Scatter each token's key and value into its slot; slot -1 is skipped."""
+        slots = slot_mapping.long()
+        real = slots >= 0
+        if not bool(real.all()):
+            slots, key, value = slots[real], key[real], value[real]
+        num_kv_heads, head_size = kv_cache.shape[3], kv_cache.shape[4]
+        kv_cache[0].view(-1, num_kv_heads, head_size).index_copy_(0, slots, key.to(kv_cache.dtype))
+        kv_cache[1].view(-1, num_kv_heads, head_size).index_copy_(0, slots, value.to(kv_cache.dtype))
+
+    def attend(self, query, key, value, kv_cache, metadata: AttentionMetadata, output) -> None:
+        """Attention of every request's new tokens over its context, into ``output``."""
+        starts = metadata.query_start_loc.tolist()
+        seq_lens = metadata.seq_lens.tolist()
+        block_size = kv_cache.shape[2]
+        plain = self.sliding_window is None and self.logits_soft_cap is None
+        for r, seq_len in enumerate(seq_lens):
+            start, end = starts[r], starts[r + 1]
+            if start == end:
+                continue
+            context_len = seq_len - (end - start)
+            if context_len == 0 and plain and kv_cache.dtype == query.dtype:
+                self._prefill(query[start:end], key[start:end], value[start:end], output[start:end])
+                continue
+            # Blocks wholly before the sliding window of the first query are never read.
+            first_visible = 0 if self.sliding_window is None else max(0, context_len - self.sliding_window + 1)
+            first_block = first_visible // block_size
+            blocks = metadata.block_table[r, first_block : -(-seq_len // block_size)].long()
+            num_keys = seq_len - first_block * block_size
+            k = kv_cache[0].index_select(0, blocks).view(-1, self.num_kv_heads, self.head_size)[:num_keys]
+            v = kv_cache[1].index_select(0, blocks).view(-1, self.num_kv_heads, self.head_size)[:num_keys]
+            key_pos = torch.arange(first_block * block_size, seq_len, device=query.device)
+            query_pos = torch.arange(context_len, seq_len, device=query.device)
+            self._paged(query[start:end], k, v, query_pos, key_pos, output[start:end])
+
+    def _prefill(self, q, k, v, out) -> None:
+        """Causal attention of a request over its own new tokens (no earlier context)."""
+        result = F.scaled_dot_product_attention(
+            q.transpose(0, 1), k.transpose(0, 1), v.transpose(0, 1),
+            is_causal=True, scale=self.scale, enable_gqa=True,
+        )
+        out.copy_(result.transpose(0, 1))
+
+    def allowed(self, query_pos: torch.Tensor, key_pos: torch.Tensor) -> torch.Tensor:
+        """``[queries, keys]``: which keys each query may attend to."""
+        allowed = key_pos[None, :] <= query_pos[:, None]
+        if self.sliding_window is not None:
+            allowed &= query_pos[:, None] - key_pos[None, :] < self.sliding_window
+        return allowed
+
+    def _paged(self, q, k, v, query_pos, key_pos, out) -> None:
+        """``q`` ``[queries, heads, D]`` over gathered ``k``/``v`` ``[keys, kv_heads, D]``."""
+        num_queries, group = q.shape[0], self.num_heads // self.num_kv_heads
+        compute = torch.float32
+        acc_dtype = self.accumulate_dtype or q.dtype
+        # [kv_heads, group * queries, D]: each KV head's query heads stacked as rows.
+        q = q.to(compute).view(num_queries, self.num_kv_heads, group, -1).permute(1, 2, 0, 3)
+        q = q.reshape(self.num_kv_heads, group * num_queries, -1)
+        scores = torch.matmul(q * self.scale, k.to(compute).permute(1, 2, 0))
+        if self.logits_soft_cap is not None:
+            scores = torch.tanh(scores / self.logits_soft_cap).mul_(self.logits_soft_cap)
+        scores = scores.view(self.num_kv_heads, group, num_queries, -1)
+        if num_queries > 1 or self.sliding_window is not None:
+            scores.masked_fill_(~self.allowed(query_pos, key_pos), float("-inf"))
+        weights = scores.sub_(scores.amax(dim=-1, keepdim=True)).exp_()
+        total = weights.sum(dim=-1, keepdim=True)
+        weights = weights.view(self.num_kv_heads, group * num_queries, -1).to(acc_dtype)
+        summed = torch.matmul(weights, v.to(acc_dtype).transpose(0, 1))
+        result = summed.view(self.num_kv_heads, group, num_queries, -1) / total
+        out.view(num_queries, self.num_kv_heads, group, -1).copy_(result.permute(2, 0, 1, 3))

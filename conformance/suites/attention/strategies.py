@@ -1,0 +1,226 @@
+"""Hypothesis strategies and the batches they describe, for the Attention suite.
+
+A test draws a ``BatchSpec`` (plain numbers: shapes, lengths, dtype, a seed), builds
+its tensors with ``build_batch`` and runs the backend and the oracle on copies of the
+same cache. Keeping the drawn value small and printable is what makes a failure
+reproducible: the spec, the seed and a command that reruns the case are printed with
+the falsifying example.
+
+Profiles (``CONFORMANCE_HYPOTHESIS_PROFILE``): ``ci`` (default) is derandomised and
+keeps no example database, so a run does not depend on its folder and a failure
+reruns as it was; ``thorough`` draws many more, random examples.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+
+import torch
+from hypothesis import HealthCheck, Phase, currently_in_test_context, note, settings
+from hypothesis import strategies as st
+
+from conformance.reference_engine.attention.backend import (
+    AttentionBackend,
+    AttentionMetadata,
+    AttentionSelectorConfig,
+)
+from conformance.reference_engine.attention.oracle import OracleAttentionImpl
+from conformance.reference_engine.platforms.discovery import import_qualname
+from conformance.suites.attention.tolerances import assert_close_to_oracle
+
+PROFILE_VARIABLE = "CONFORMANCE_HYPOTHESIS_PROFILE"
+_COMMON = dict(deadline=None, print_blob=True,
+               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+settings.register_profile(
+    # Shrinking stops early: a broken backend fails in seconds, with an example that
+    # is small enough to read.
+    "ci", max_examples=12, derandomize=True, database=None,
+    phases=[Phase.explicit, Phase.generate, Phase.shrink], **_COMMON,
+)
+settings.register_profile("thorough", max_examples=300, **_COMMON)
+PROFILE = os.environ.get(PROFILE_VARIABLE, "ci")
+#: Decorate each ``@given`` test with this: the selected profile, for these tests only.
+SUITE_SETTINGS = settings(settings.get_profile(PROFILE))
+
+#: Query heads per KV head the suite tries (1 = MHA; with one KV head, MQA).
+GQA_GROUPS = (1, 2, 4)
+KV_HEAD_COUNTS = (1, 2)
+MAX_REQUESTS = 4
+MAX_PADDING_TOKENS = 3
+
+
+@dataclasses.dataclass(frozen=True)
+class BatchSpec:
+    """One ragged batch: request ``r`` brings ``query_lens[r]`` new tokens after
+    ``context_lens[r]`` tokens already in the cache."""
+
+    query_lens: tuple[int, ...]
+    context_lens: tuple[int, ...]
+    num_kv_heads: int
+    group: int
+    head_size: int
+    block_size: int
+    dtype: torch.dtype
+    padding_tokens: int
+    seed: int
+    sliding_window: int | None = None
+    logits_soft_cap: float | None = None
+    #: Scale of the values: large values with a long context overflow an
+    #: accumulator kept in fp16.
+    value_scale: float = 1.0
+
+    @property
+    def num_heads(self) -> int:
+        return self.num_kv_heads * self.group
+
+    @property
+    def selector(self) -> AttentionSelectorConfig:
+        return AttentionSelectorConfig(self.head_size, self.dtype, self.block_size,
+                                       sliding_window=self.sliding_window,
+                                       logits_soft_cap=self.logits_soft_cap)
+
+
+def _length_near_blocks(block_size: int, max_blocks: int, minimum: int):
+    """Lengths at, just before and just after block boundaries, and anything between."""
+    boundary = st.builds(lambda b, d: b * block_size + d,
+                         st.integers(1, max_blocks), st.sampled_from((-1, 0, 1)))
+    return st.one_of(boundary, st.integers(minimum, max_blocks * block_size)).filter(
+        lambda n: n >= minimum)
+
+
+@st.composite
+def batch_specs(draw, capabilities, kinds=("prefill", "chunked", "decode"), *,
+                sliding_window=False, logits_soft_cap=False, dtypes=None) -> BatchSpec:
+    """A batch over the declared head sizes, block sizes and dtypes, whose requests
+    are of the given kinds: ``prefill`` (no context), ``chunked`` (several new tokens
+    after a context) or ``decode`` (one new token after a context)."""
+    block_size = draw(st.sampled_from(capabilities.block_sizes))
+    max_blocks = max(2, 64 // block_size)  # up to 3 blocks of 16, 2 of 128: cheap
+    query_lens, context_lens = [], []
+    for _ in range(draw(st.integers(1, MAX_REQUESTS))):
+        kind = draw(st.sampled_from(kinds))
+        query_lens.append(1 if kind == "decode" else draw(_length_near_blocks(block_size, max_blocks, 2)))
+        context_lens.append(0 if kind == "prefill" else draw(_length_near_blocks(block_size, max_blocks, 1)))
+    window = draw(st.integers(1, 2 * block_size)) if sliding_window else None
+    cap = draw(st.sampled_from((5.0, 20.0))) if logits_soft_cap else None
+    return BatchSpec(
+        query_lens=tuple(query_lens), context_lens=tuple(context_lens),
+        num_kv_heads=draw(st.sampled_from(KV_HEAD_COUNTS)), group=draw(st.sampled_from(GQA_GROUPS)),
+        head_size=draw(st.sampled_from(capabilities.head_sizes)), block_size=block_size,
+        dtype=draw(st.sampled_from(dtypes or capabilities.dtypes)),
+        padding_tokens=draw(st.integers(0, MAX_PADDING_TOKENS)), seed=draw(st.integers(0, 2**31 - 1)),
+        sliding_window=window, logits_soft_cap=cap,
+    )
+
+
+@dataclasses.dataclass
+class Batch:
+    spec: BatchSpec
+    query: torch.Tensor  # [tokens + padding, heads, head_size]
+    key: torch.Tensor
+    value: torch.Tensor
+    kv_cache: torch.Tensor  # contexts written, every other slot NaN
+    metadata: AttentionMetadata
+
+    @property
+    def num_tokens(self) -> int:
+        return self.metadata.num_actual_tokens
+
+    def new_output(self) -> torch.Tensor:
+        return torch.full_like(self.query, float("nan"))
+
+
+def build_batch(spec: BatchSpec, backend: type[AttentionBackend], device: torch.device) -> Batch:
+    """The tensors of ``spec``: each request's blocks are shuffled, non-contiguous ids
+    of one cache; its context is already in the cache (as earlier steps left it),
+    every slot no request owns holds NaN, and the batch ends with padding tokens
+    whose slot is -1."""
+    gen = torch.Generator().manual_seed(spec.seed)
+    bs, kv_heads, head = spec.block_size, spec.num_kv_heads, spec.head_size
+    seq_lens = [q + c for q, c in zip(spec.query_lens, spec.context_lens)]
+    blocks_per_req = [-(-s // bs) for s in seq_lens]
+    num_blocks = sum(blocks_per_req) + 2  # spare blocks nobody owns
+    ids = torch.randperm(num_blocks, generator=gen).tolist()
+    tables, taken = [], 0
+    for need in blocks_per_req:
+        tables.append(ids[taken : taken + need])
+        taken += need
+    width = max(blocks_per_req)
+    block_table = torch.tensor([t + [-1] * (width - len(t)) for t in tables], dtype=torch.int32)
+
+    def slot(r: int, p: int) -> int:
+        return tables[r][p // bs] * bs + p % bs
+
+    def rand(rows: int, heads: int, scale: float = 1.0) -> torch.Tensor:
+        return (torch.randn(rows, heads, head, generator=gen, dtype=torch.float64) * scale).to(spec.dtype)
+
+    shape = backend.get_kv_cache_shape(num_blocks, bs, kv_heads, head)
+    kv_cache = torch.full(shape, float("nan"), dtype=spec.dtype)
+    for r, context in enumerate(spec.context_lens):
+        slots = torch.tensor([slot(r, p) for p in range(context)], dtype=torch.long)
+        kv_cache[0].view(-1, kv_heads, head)[slots] = rand(context, kv_heads, 2.0)
+        kv_cache[1].view(-1, kv_heads, head)[slots] = rand(context, kv_heads, spec.value_scale)
+    n, pad = sum(spec.query_lens), spec.padding_tokens
+    slot_mapping = [slot(r, c + i) for r, (q, c) in enumerate(zip(spec.query_lens, spec.context_lens))
+                    for i in range(q)] + [-1] * pad
+    query_start_loc = torch.tensor([0, *spec.query_lens], dtype=torch.int32).cumsum(0, dtype=torch.int32)
+    metadata = AttentionMetadata(
+        query_start_loc=query_start_loc.to(device), seq_lens=torch.tensor(seq_lens, dtype=torch.int32).to(device),
+        block_table=block_table.to(device), slot_mapping=torch.tensor(slot_mapping, dtype=torch.long).to(device),
+        max_query_len=max(spec.query_lens), max_seq_len=max(seq_lens), num_actual_tokens=n,
+    )
+    return Batch(spec, rand(n + pad, spec.num_heads, 2.0).to(device), rand(n + pad, kv_heads, 2.0).to(device),
+                 rand(n + pad, kv_heads, spec.value_scale).to(device), kv_cache.to(device), metadata)
+
+
+def backend_for(platform, config: AttentionSelectorConfig) -> type[AttentionBackend]:
+    """The backend the platform names for ``config``."""
+    return import_qualname(platform.get_attn_backend_cls(config))
+
+
+def make_impl(backend: type[AttentionBackend], spec: BatchSpec):
+    return backend.get_impl_cls()(spec.num_heads, spec.head_size, spec.head_size**-0.5, spec.num_kv_heads,
+                                  sliding_window=spec.sliding_window, logits_soft_cap=spec.logits_soft_cap)
+
+
+def run_backend(backend: type[AttentionBackend], batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
+    """The backend's output rows of real tokens, and the cache it leaves (on copies)."""
+    kv_cache, output = batch.kv_cache.clone(), batch.new_output()
+    make_impl(backend, batch.spec).forward(batch.query, batch.key, batch.value, kv_cache,
+                                           batch.metadata, output)
+    return output[: batch.num_tokens], kv_cache
+
+
+def run_oracle(batch: Batch) -> torch.Tensor:
+    """The float64 oracle's output rows of real tokens, on a copy of the cache."""
+    spec = batch.spec
+    oracle = OracleAttentionImpl(spec.num_heads, spec.head_size, spec.head_size**-0.5, spec.num_kv_heads,
+                                 sliding_window=spec.sliding_window, logits_soft_cap=spec.logits_soft_cap,
+                                 compute_dtype=torch.float64)
+    output = torch.empty(batch.query.shape, dtype=torch.float64, device=batch.query.device)
+    oracle.forward(batch.query, batch.key, batch.value, batch.kv_cache.clone(), batch.metadata, output)
+    return output[: batch.num_tokens]
+
+
+def note_reproducer(spec: BatchSpec, platform_name: str, contract: str) -> None:
+    """Printed with a falsifying example (or a failing plain test's output): what the
+    batch was and how to rerun it."""
+    (note if currently_in_test_context() else print)(
+        f"reproduce: {PROFILE_VARIABLE}={PROFILE} pytest --platform={platform_name} "
+        f"--suite=attention -k {contract}\n"
+        f"batch: {len(spec.query_lens)} requests, query_lens={spec.query_lens}, "
+        f"context_lens={spec.context_lens}, heads={spec.num_heads}/{spec.num_kv_heads} kv, "
+        f"head_size={spec.head_size}, block_size={spec.block_size}, dtype={spec.dtype}, "
+        f"padding_tokens={spec.padding_tokens}, sliding_window={spec.sliding_window}, "
+        f"logits_soft_cap={spec.logits_soft_cap}, seed={spec.seed}"
+    )
+
+
+def check_against_oracle(platform, platform_name: str, spec: BatchSpec, contract: str) -> None:
+    """The backend's output on ``spec``'s batch is within tolerance of the oracle's."""
+    note_reproducer(spec, platform_name, contract)
+    backend = backend_for(platform, spec.selector)
+    batch = build_batch(spec, backend, platform.torch_device())
+    output, _ = run_backend(backend, batch)
+    assert_close_to_oracle(output, run_oracle(batch), spec.dtype, contract)

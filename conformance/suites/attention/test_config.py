@@ -1,0 +1,67 @@
+"""Attention suite, configuration: what the backend accepts, and what it refuses."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+
+import pytest
+import torch
+
+from conformance.reference_engine.attention.backend import AttentionSelectorConfig
+from conformance.suites.attention.strategies import BatchSpec, backend_for, build_batch, make_impl
+
+
+def _declared(capabilities):
+    return AttentionSelectorConfig(capabilities.head_sizes[0], capabilities.dtypes[0],
+                                   capabilities.block_sizes[0])
+
+
+def _undeclared_variants(capabilities) -> list[tuple[str, AttentionSelectorConfig]]:
+    """The first declared configuration with one axis moved outside the declared set."""
+    base = _declared(capabilities)
+    variants = [
+        ("head size", dataclasses.replace(base, head_size=max(capabilities.head_sizes) + 8)),
+        ("block size", dataclasses.replace(base, block_size=max(capabilities.block_sizes) * 2 + 1)),
+        ("dtype", dataclasses.replace(base, dtype=torch.float64)),
+    ]
+    variants += [("dtype", dataclasses.replace(base, dtype=d))
+                 for d in (torch.float32, torch.bfloat16, torch.float16) if d not in capabilities.dtypes]
+    if not capabilities.supports("sliding_window"):
+        variants.append(("sliding window", dataclasses.replace(base, sliding_window=8)))
+    if not capabilities.supports("logits_soft_cap"):
+        variants.append(("logits soft cap", dataclasses.replace(base, logits_soft_cap=30.0)))
+    return variants
+
+
+@pytest.mark.contract("attention.config.accepts_declared")
+def test_validate_configuration_accepts_declared(platform, capabilities):
+    """``validate_configuration`` returns no reasons for any combination of declared
+    head size, dtype and block size (with each declared optional feature on)."""
+    features = {"sliding_window": 8, "logits_soft_cap": 30.0}
+    for head, dtype, block in itertools.product(capabilities.head_sizes, capabilities.dtypes,
+                                                capabilities.block_sizes):
+        config = AttentionSelectorConfig(head, dtype, block, **{
+            name: value for name, value in features.items() if capabilities.supports(name)})
+        reasons = backend_for(platform, config).validate_configuration(config)
+        assert reasons == [], f"refuses declared {config}: {reasons}"
+
+
+@pytest.mark.contract("attention.config.refuses_undeclared")
+def test_refuses_undeclared_instead_of_computing(platform, capabilities):
+    """For a configuration outside the declared set, ``validate_configuration``
+    returns a non-empty reason, and a layer built anyway raises ``ValueError`` from
+    ``forward`` instead of computing."""
+    backend = backend_for(platform, _declared(capabilities))
+    for axis, config in _undeclared_variants(capabilities):
+        reasons = backend.validate_configuration(config)
+        assert reasons and all(isinstance(r, str) and r for r in reasons), (
+            f"{backend.__name__} gives no reason to refuse an undeclared {axis}: {config}")
+        spec = BatchSpec(query_lens=(2,), context_lens=(0,), num_kv_heads=1, group=1,
+                         head_size=config.head_size, block_size=config.block_size, dtype=config.dtype,
+                         padding_tokens=0, seed=0, sliding_window=config.sliding_window,
+                         logits_soft_cap=config.logits_soft_cap)
+        batch = build_batch(spec, backend, platform.torch_device())
+        with pytest.raises(ValueError):
+            make_impl(backend, spec).forward(batch.query, batch.key, batch.value, batch.kv_cache,
+                                             batch.metadata, batch.new_output())

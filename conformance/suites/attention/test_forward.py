@@ -1,0 +1,66 @@
+"""Attention suite, forward: outputs of ragged paged batches match the oracle."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from conformance.suites.attention.strategies import (
+    SUITE_SETTINGS,
+    BatchSpec,
+    backend_for,
+    batch_specs,
+    build_batch,
+    check_against_oracle,
+    make_impl,
+    run_oracle,
+)
+from conformance.suites.attention.tolerances import assert_close_to_oracle
+
+
+@pytest.mark.contract("attention.forward.prefill")
+@SUITE_SETTINGS
+@given(data=st.data())
+def test_prefill_matches_oracle(platform, platform_name, capabilities, data):
+    """Requests with no context (variable lengths, causal) match the oracle: query
+    ``i`` attends to positions ``0 .. i`` of its own request only."""
+    spec = data.draw(batch_specs(capabilities, ("prefill",)))
+    check_against_oracle(platform, platform_name, spec, "attention.forward.prefill")
+
+
+@pytest.mark.contract("attention.forward.decode")
+@SUITE_SETTINGS
+@given(data=st.data())
+def test_decode_matches_oracle(platform, platform_name, capabilities, data):
+    """Requests of one new token after a context that spans several shuffled blocks
+    (lengths at and around block boundaries) match the oracle."""
+    spec = data.draw(batch_specs(capabilities, ("decode",)))
+    check_against_oracle(platform, platform_name, spec, "attention.forward.decode")
+
+
+@pytest.mark.contract("attention.forward.mixed")
+@SUITE_SETTINGS
+@given(data=st.data())
+def test_mixed_batch_matches_oracle(platform, platform_name, capabilities, data):
+    """Prefill, chunked-prefill and decode requests in one call, with padding tokens
+    after the real ones, match the oracle."""
+    spec = data.draw(batch_specs(capabilities))
+    check_against_oracle(platform, platform_name, spec, "attention.forward.mixed")
+
+
+@pytest.mark.contract("attention.forward.output_in_place")
+def test_output_written_in_place(platform, capabilities):
+    """``forward`` writes the result into the ``output`` it is given and returns that
+    very tensor."""
+    spec = BatchSpec(query_lens=(3, 1), context_lens=(0, 5), num_kv_heads=1, group=2,
+                     head_size=capabilities.head_sizes[0], block_size=capabilities.block_sizes[0],
+                     dtype=capabilities.dtypes[0], padding_tokens=1, seed=0)
+    backend = backend_for(platform, spec.selector)
+    batch = build_batch(spec, backend, platform.torch_device())
+    output = batch.new_output()
+    returned = make_impl(backend, spec).forward(batch.query, batch.key, batch.value,
+                                                batch.kv_cache, batch.metadata, output)
+    assert returned is output, "forward returned a new tensor instead of `output`"
+    assert_close_to_oracle(output[: batch.num_tokens], run_oracle(batch), spec.dtype,
+                           "attention.forward.output_in_place")

@@ -1,0 +1,64 @@
+"""Attention suite, KV cache: what ``forward`` writes, and the cache's shape."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+
+from conformance.reference_engine.attention.backend import AttentionSelectorConfig
+from conformance.suites.attention.strategies import (
+    SUITE_SETTINGS,
+    backend_for,
+    batch_specs,
+    build_batch,
+    note_reproducer,
+    run_backend,
+)
+
+
+@pytest.mark.contract("attention.kv_cache.write")
+@SUITE_SETTINGS
+@given(data=st.data())
+def test_new_keys_and_values_land_in_their_slots(platform, platform_name, capabilities, data):
+    """After ``forward``, every real token's key and value are in its slot, exactly
+    (cast to the cache dtype); padding tokens (slot -1) and every other slot are left
+    as they were."""
+    spec = data.draw(batch_specs(capabilities))
+    note_reproducer(spec, platform_name, "attention.kv_cache.write")
+    backend = backend_for(platform, spec.selector)
+    batch = build_batch(spec, backend, platform.torch_device())
+    _, kv_cache = run_backend(backend, batch)
+    expected = batch.kv_cache.clone()
+    n = batch.num_tokens
+    slots = batch.metadata.slot_mapping[:n]
+    for index, new in ((0, batch.key), (1, batch.value)):
+        expected[index].view(-1, spec.num_kv_heads, spec.head_size)[slots] = new[:n].to(expected.dtype)
+    # NaN compares unequal to itself: compare bit patterns.
+    written = kv_cache.cpu().view(torch.int16 if kv_cache.element_size() == 2 else torch.int32)
+    wanted = expected.cpu().view(written.dtype)
+    wrong = (written != wanted).any(dim=-1).any(dim=-1)  # [2, blocks, block_size]
+    if wrong.any():
+        kind, block, offset = (int(i) for i in wrong.nonzero()[0])
+        slot = block * spec.block_size + offset
+        owner = (slots == slot).nonzero()
+        raise AssertionError(
+            f"{int(wrong.sum())} cache slots differ; first: {'value' if kind else 'key'} slot {slot} "
+            + (f"(token {int(owner[0])}'s)" if len(owner) else "(no token's: must be untouched)")
+        )
+
+
+@pytest.mark.contract("attention.kv_cache.shape")
+def test_kv_cache_shape_is_the_logical_layout(platform, capabilities):
+    """``get_kv_cache_shape(num_blocks, block_size, num_kv_heads, head_size)`` is the
+    contract's logical shape ``(2, num_blocks, block_size, num_kv_heads, head_size)``
+    for every declared head size and block size."""
+    for head_size in capabilities.head_sizes:
+        for block_size in capabilities.block_sizes:
+            config = AttentionSelectorConfig(head_size, capabilities.dtypes[0], block_size)
+            backend = backend_for(platform, config)
+            shape = backend.get_kv_cache_shape(7, block_size, 3, head_size)
+            assert tuple(shape) == (2, 7, block_size, 3, head_size), (
+                f"{backend.__name__}.get_kv_cache_shape(7, {block_size}, 3, {head_size}) = {shape}"
+            )

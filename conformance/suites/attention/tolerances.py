@@ -1,0 +1,37 @@
+"""How far a backend's attention output may be from the float64 oracle, per dtype.
+
+One table, reviewed as a whole. The bounds allow what a correct kernel cannot avoid:
+rounding its inputs' products and its output to the dtype, and rounding the softmax
+weights to the dtype before the weighted sum (as flash-attention kernels do). Any bug
+the broken backends in ``tests/`` carry is orders of magnitude beyond them.
+"""
+
+from __future__ import annotations
+
+import torch
+
+#: dtype -> (absolute, relative) tolerance of attention outputs.
+ATTENTION_TOLERANCES = {
+    torch.float32: (1e-4, 1e-4),
+    torch.float16: (4e-3, 4e-3),
+    torch.bfloat16: (3e-2, 3e-2),
+}
+
+
+def assert_close_to_oracle(actual: torch.Tensor, expected: torch.Tensor, dtype: torch.dtype,
+                           what: str) -> None:
+    """``actual`` (the backend's) is within ``dtype``'s tolerance of ``expected``
+    (the oracle's, float64), element by element; the message says where and by how much."""
+    atol, rtol = ATTENTION_TOLERANCES[dtype]
+    actual, expected = actual.double().cpu(), expected.double().cpu()
+    bound = atol + rtol * expected.abs()
+    error = (actual - expected).abs()
+    bad = ~(error <= bound)  # NaN counts as bad
+    if bad.any():
+        token, head, dim = (int(i) for i in bad.nonzero()[0])
+        raise AssertionError(
+            f"{what}: {int(bad.sum())} of {bad.numel()} values outside the {dtype} tolerance "
+            f"(atol={atol}, rtol={rtol}); first at token {token}, head {head}, dim {dim}: "
+            f"got {actual[token, head, dim].item():.6g}, oracle {expected[token, head, dim].item():.6g}; "
+            f"max error {error.nan_to_num(float('inf')).max().item():.3g}"
+        )
