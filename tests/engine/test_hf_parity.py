@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 
 import pytest
 import torch
@@ -48,7 +49,9 @@ def hf_folder(request, tmp_path_factory):
     missing, unexpected = model.load_state_dict(dict(random_weights(config, seed=0)), strict=False)
     assert not unexpected and set(missing) <= {"lm_head.weight"}
     folder = tmp_path_factory.mktemp("hf_llama")
-    model.save_pretrained(folder, safe_serialization=True)
+    # The untied model is written in several shards, so sharded loading is covered too.
+    model.save_pretrained(folder, max_shard_size="2MB" if not request.param else "1GB")
+    assert request.param or len(list(folder.glob("*.safetensors"))) > 1
     return str(folder), model
 
 
@@ -86,4 +89,24 @@ def test_greedy_tokens_match_transformers(hf_folder):
             torch.tensor([PROMPT]), max_new_tokens=64, min_new_tokens=64, do_sample=False
         )[0, len(PROMPT):].tolist()
     assert out[0].outputs[0].token_ids == theirs
+    llm.shutdown()
+
+
+def test_sharded_checkpoint_and_tokenizer_json(hf_folder):
+    """Rule: a folder's tokenizer.json is used (through the tokenizers library) for
+    prompts and output text, and sharded safetensors load like a single file."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    folder, _ = hf_folder
+    vocab = {"[UNK]": 0, "<s>": 1, "</s>": 2, "hello": 3, "world": 4, "again": 5}
+    tokenizer = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
+    tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
+    tokenizer.save(f"{folder}/tokenizer.json")
+    try:
+        llm = LLM(model=folder, dtype="float32", max_model_len=256)
+        out = llm.generate("hello world again", SamplingParams(temperature=0, max_tokens=4))[0]
+    finally:
+        os.remove(f"{folder}/tokenizer.json")
+    assert out.prompt_token_ids == [3, 4, 5]
+    assert out.outputs[0].text == tokenizer.decode(out.outputs[0].token_ids, skip_special_tokens=True)
     llm.shutdown()

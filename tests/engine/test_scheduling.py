@@ -54,3 +54,10 @@ def test_multiprocess_executor_equals_in_process(make_llm, alone):
     the in-process one does."""
     llm = make_llm(distributed_executor_backend="mp")
     assert tokens(llm.generate(PROMPTS, GREEDY)) == alone
+
+
+def test_tensor_parallel_equals_single_rank(make_llm, alone):
+    """Rule: two tensor-parallel ranks (spawned processes, the platform's
+    communicator joining the split layers) give the tokens one rank gives."""
+    llm = make_llm(tensor_parallel_size=2)
+    assert tokens(llm.generate(PROMPTS[:2], GREEDY)) == alone[:2]
