@@ -98,6 +98,52 @@ BROKEN = {
     ),
 }
 
+#: Broken attention backends (suite "attention"): each the cpu backend with one bug.
+BROKEN.update({
+    "attention_no_causal_mask": (
+        "kit_test_plugins.attention:NoCausalMaskPlatform.plugin", "attention",
+        # Every batch with a multi-token request: prefill, mixed, both features, fp16.
+        {"attention.forward.prefill", "attention.forward.mixed", "attention.forward.output_in_place",
+         "attention.numerics.fp16_long_context", "attention.features.logits_soft_cap", "attention.features.sliding_window"}),
+    "attention_unscaled_softmax": (
+        "kit_test_plugins.attention:UnscaledSoftmaxPlatform.plugin", "attention",
+        # Every output check.
+        {"attention.forward.prefill", "attention.forward.decode", "attention.forward.mixed",
+         "attention.forward.output_in_place", "attention.numerics.fp16_long_context", "attention.features.logits_soft_cap", "attention.features.sliding_window"}),
+    "attention_modulo_gqa": (
+        "kit_test_plugins.attention:ModuloGqaPlatform.plugin", "attention",
+        # Every output check drawing 2 KV heads with 2+ query heads each (the fixed
+        # cases use one KV head, where modulo and division agree).
+        {"attention.forward.prefill", "attention.forward.decode", "attention.forward.mixed", "attention.features.logits_soft_cap", "attention.features.sliding_window"}),
+    "attention_first_block_decode": (
+        "kit_test_plugins.attention:FirstBlockDecodePlatform.plugin", "attention",
+        # Every output check with a decode past the first block.
+        {"attention.forward.decode", "attention.forward.mixed", "attention.numerics.fp16_long_context",
+         "attention.features.logits_soft_cap", "attention.features.sliding_window"}),
+    "attention_off_by_one_slot": (
+        "kit_test_plugins.attention:OffByOneSlotPlatform.plugin", "attention",
+        # Cache writes, and every output that reads a new token back; writing past the
+        # cache's last slot raises, which the determinism check meets too.
+        {"attention.kv_cache.write", "attention.forward.prefill", "attention.forward.decode",
+         "attention.forward.mixed", "attention.forward.output_in_place", "attention.numerics.deterministic",
+         "attention.numerics.fp16_long_context", "attention.features.logits_soft_cap", "attention.features.sliding_window"}),
+    "attention_ignored_sliding_window": (
+        "kit_test_plugins.attention:IgnoredSlidingWindowPlatform.plugin", "attention",
+        {"attention.features.sliding_window"}),
+    "attention_fp16_accumulation": (
+        "kit_test_plugins.attention:Fp16AccumulationPlatform.plugin", "attention",
+        {"attention.numerics.fp16_long_context"}),
+    "attention_unwritten_cache": (
+        "kit_test_plugins.attention:UnwrittenCachePlatform.plugin", "attention",
+        # Cache writes, and every output that reads a new token back from the cache
+        # (a plain prefill reads its own keys and values, not the cache).
+        {"attention.kv_cache.write", "attention.forward.decode", "attention.forward.mixed",
+         "attention.forward.output_in_place", "attention.numerics.fp16_long_context", "attention.features.logits_soft_cap", "attention.features.sliding_window"}),
+})
+
+#: Correct plugins run with TRITON_INTERPRET=1: the Attention suite must pass them.
+INTERPRETED = {"triton_interpreted": "kit_test_plugins.attention:TritonInterpretedPlatform.plugin"}
+
 #: Plugins that hang; runs against them are killed by the tests.
 HANGING = {"hanging_synchronize": "kit_test_plugins.runtime:HangingSynchronizePlatform.plugin"}
 
@@ -137,4 +183,5 @@ def all_entry_points() -> dict[str, str]:
     entries.update({name: target for name, (target, _, _) in BROKEN.items()})
     entries.update({name: target for name, (target, _) in UNLOADABLE.items()})
     entries.update(HANGING)
+    entries.update(INTERPRETED)
     return entries

@@ -1,0 +1,126 @@
+"""Platforms whose attention backend carries one bug each.
+
+Each backend is the cpu backend with one rule of ``AttentionImpl.forward`` broken,
+mostly by handing it altered metadata or parameters, so the bug is the only
+difference. ``TritonInterpretedPlatform`` is correct: the cuda platform's Triton
+backend, run on CPU tensors under ``TRITON_INTERPRET=1``.
+"""
+
+import dataclasses
+
+import torch
+
+from conformance.reference_engine.attention.cpu_attn import CpuAttentionBackend, CpuAttentionImpl
+from kit_test_plugins import TestPlatform
+
+
+class AttentionTestPlatform(TestPlatform):
+    """The cpu platform, with the attention backend named by ``attention_backend``."""
+
+    attention_backend: str
+
+    @classmethod
+    def get_attn_backend_cls(cls, config) -> str:
+        cls.refuse_undeclared_attention(config)
+        return cls.attention_backend
+
+
+class TritonInterpretedPlatform(AttentionTestPlatform):
+    attention_backend = "conformance.reference_engine.attention.triton_attn.TritonAttentionBackend"
+
+
+def _broken(impl: type[CpuAttentionImpl]) -> tuple[type, type]:
+    """The backend building ``impl`` and the platform naming that backend, called
+    ``<Bug>Backend`` and ``<Bug>Platform`` for ``<Bug>Impl``: the module must bind
+    them to those names so their qualified names import."""
+    bug = impl.__name__.removesuffix("Impl")
+    backend = type(f"{bug}Backend", (CpuAttentionBackend,),
+                   {"get_impl_cls": staticmethod(lambda: impl), "__module__": __name__})
+    platform = type(f"{bug}Platform", (AttentionTestPlatform,),
+                    {"attention_backend": f"{__name__}.{bug}Backend", "__module__": __name__})
+    return backend, platform
+
+
+class NoCausalMaskImpl(CpuAttentionImpl):
+    """Every query attends to its request's whole context, later tokens included:
+    each token is computed as if it were its request's last."""
+
+    def attend(self, query, key, value, kv_cache, metadata, output):
+        n = metadata.num_actual_tokens
+        starts = metadata.query_start_loc.long()
+        token_req = torch.repeat_interleave(torch.arange(len(starts) - 1), starts[1:] - starts[:-1])
+        per_token = dataclasses.replace(
+            metadata, query_start_loc=torch.arange(n + 1, dtype=torch.int32),
+            seq_lens=metadata.seq_lens[token_req], block_table=metadata.block_table[token_req],
+            max_query_len=1,
+        )
+        super().attend(query, key, value, kv_cache, per_token, output)
+
+
+class UnscaledSoftmaxImpl(CpuAttentionImpl):
+    """Forgets the softmax scale: scores are ``q.k``, not ``scale * q.k``."""
+
+    def __init__(self, num_heads, head_size, scale, *args, **kwargs):
+        super().__init__(num_heads, head_size, 1.0, *args, **kwargs)
+
+
+class ModuloGqaImpl(CpuAttentionImpl):
+    """Maps query head ``h`` to KV head ``h % num_kv_heads`` instead of
+    ``h // group``: computed by moving each head to where the right mapping sends it."""
+
+    def attend(self, query, key, value, kv_cache, metadata, output):
+        group = self.num_heads // self.num_kv_heads
+        heads = torch.arange(self.num_heads)
+        # Slot (h % kv_heads) * group + h // kv_heads reads KV head h % kv_heads.
+        moved = (heads % self.num_kv_heads) * group + heads // self.num_kv_heads
+        permuted = torch.empty_like(output)
+        super().attend(query[:, moved.argsort()], key, value, kv_cache, metadata, permuted)
+        output.copy_(permuted[:, moved])
+
+
+class FirstBlockDecodeImpl(CpuAttentionImpl):
+    """A decode request (one new token) reads only the first block of its context."""
+
+    def attend(self, query, key, value, kv_cache, metadata, output):
+        query_lens = metadata.query_start_loc[1:] - metadata.query_start_loc[:-1]
+        first_block_only = torch.clamp(metadata.seq_lens, max=kv_cache.shape[2])
+        seq_lens = torch.where(query_lens == 1, first_block_only, metadata.seq_lens)
+        super().attend(query, key, value, kv_cache, dataclasses.replace(metadata, seq_lens=seq_lens), output)
+
+
+class OffByOneSlotImpl(CpuAttentionImpl):
+    """Writes each token's key and value one slot too far."""
+
+    def write_kv(self, key, value, kv_cache, slot_mapping):
+        super().write_kv(key, value, kv_cache, torch.where(slot_mapping >= 0, slot_mapping + 1, -1))
+
+
+class IgnoredSlidingWindowImpl(CpuAttentionImpl):
+    """Accepts a sliding window and then attends to the whole context."""
+
+    def __init__(self, *args, sliding_window=None, **kwargs):
+        super().__init__(*args, **kwargs)
+
+
+class Fp16AccumulationImpl(CpuAttentionImpl):
+    """Accumulates the unnormalised weighted sum of values in the model dtype: in fp16
+    it overflows on long contexts of large values."""
+
+    accumulate_dtype = None
+
+
+class UnwrittenCacheImpl(CpuAttentionImpl):
+    """Never writes the new keys and values into the cache."""
+
+    def write_kv(self, key, value, kv_cache, slot_mapping):
+        pass
+
+
+NoCausalMaskBackend, NoCausalMaskPlatform = _broken(NoCausalMaskImpl)
+UnscaledSoftmaxBackend, UnscaledSoftmaxPlatform = _broken(UnscaledSoftmaxImpl)
+ModuloGqaBackend, ModuloGqaPlatform = _broken(ModuloGqaImpl)
+FirstBlockDecodeBackend, FirstBlockDecodePlatform = _broken(FirstBlockDecodeImpl)
+OffByOneSlotBackend, OffByOneSlotPlatform = _broken(OffByOneSlotImpl)
+IgnoredSlidingWindowBackend, IgnoredSlidingWindowPlatform = _broken(IgnoredSlidingWindowImpl)
+Fp16AccumulationBackend, Fp16AccumulationPlatform = _broken(Fp16AccumulationImpl)
+UnwrittenCacheBackend, UnwrittenCachePlatform = _broken(UnwrittenCacheImpl)
