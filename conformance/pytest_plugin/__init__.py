@@ -34,6 +34,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "(default: every suite), e.g. --suite platform,attention",
     )
     group.addoption(
+        "--rank-timeout",
+        metavar="SECONDS",
+        type=float,
+        default=120.0,
+        help="how long the ranks of a multi-rank test may take before the test is "
+        "timed_out and its rank processes are killed (default: 120)",
+    )
+    group.addoption(
         "--conformance-record",
         metavar="PATH",
         help="write the result record (JSON) of this run to PATH, updated after "

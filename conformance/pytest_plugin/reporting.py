@@ -25,7 +25,22 @@ class TerminalReporting:
     def __init__(self, entry: PluginEntry) -> None:
         self.entry = entry
 
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo):
+        """Tag failures that are timeouts or crashes, so that the outcome survives the
+        trip from an xdist worker to the record (user properties travel with it)."""
+        report = yield
+        if call.excinfo is not None:
+            for exception, outcome in _OUTCOME_EXCEPTIONS:
+                if call.excinfo.errisinstance(exception):
+                    report.user_properties.append((_OUTCOME_PROPERTY, outcome))
+        return report
+
     def pytest_report_teststatus(self, report: pytest.TestReport):
+        if report.failed:
+            outcome = _failure_outcome(report, "")
+            if outcome:
+                return outcome, outcome[0].upper(), outcome.upper().replace("_", " ")
         if report.skipped and not hasattr(report, "wasxfail"):
             if _skip_reason(report).startswith(outcomes.NOT_SUPPORTED_PREFIX):
                 return outcomes.NOT_SUPPORTED, "N", "NOT SUPPORTED"
@@ -54,6 +69,15 @@ def _skip_reason(report: pytest.TestReport) -> str:
     return report.longreprtext
 
 
+#: Exceptions a harness raises to give a test an outcome of its own, not ``failed``.
+_OUTCOME_EXCEPTIONS = ((outcomes.TimedOut, outcomes.TIMED_OUT), (outcomes.Crashed, outcomes.CRASHED))
+_OUTCOME_PROPERTY = "conformance_outcome"
+
+
+def _failure_outcome(report: pytest.TestReport, default: str) -> str:
+    return next((v for k, v in report.user_properties if k == _OUTCOME_PROPERTY), default)
+
+
 def _classify(reports: dict[str, pytest.TestReport]) -> tuple[str, str]:
     """One test's outcome and message from its setup, call and teardown reports."""
     for when in ("setup", "call"):
@@ -61,7 +85,8 @@ def _classify(reports: dict[str, pytest.TestReport]) -> tuple[str, str]:
         if report is None:
             continue
         if report.failed:
-            return (outcomes.ERROR if when == "setup" else outcomes.FAILED), _message(report)
+            default = outcomes.ERROR if when == "setup" else outcomes.FAILED
+            return _failure_outcome(report, default), _message(report)
         if report.skipped:
             if hasattr(report, "wasxfail"):
                 return outcomes.WAIVED, f"expected failure: {report.wasxfail}"

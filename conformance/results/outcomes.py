@@ -44,3 +44,13 @@ def count(outcomes: Iterable[str]) -> dict[str, int]:
     """Outcome counts in ``OUTCOMES`` order, zeros left out."""
     counts = Counter(outcomes)
     return {outcome: counts[outcome] for outcome in OUTCOMES if counts[outcome]}
+
+
+class TimedOut(Exception):
+    """Raised by a harness when the code under test did not finish in time; the
+    test is recorded as ``timed_out``, not ``failed``."""
+
+
+class Crashed(Exception):
+    """Raised by a harness when a process running the code under test died; the
+    test is recorded as ``crashed``, not ``failed``."""

@@ -96,6 +96,56 @@ BROKEN = {
         "platform",
         {"platform.config.quantization"},
     ),
+    "local_all_reduce": (
+        "kit_test_plugins.communicator:LocalAllReducePlatform.plugin",
+        "communicator",
+        {"communicator.all_reduce.sum"},
+    ),
+    "reversed_all_gather": (
+        "kit_test_plugins.communicator:ReversedAllGatherPlatform.plugin",
+        "communicator",
+        {"communicator.all_gather.dims"},
+    ),
+    "first_dim_reduce_scatter": (
+        "kit_test_plugins.communicator:FirstDimReduceScatterPlatform.plugin",
+        "communicator",
+        {"communicator.reduce_scatter.dims"},
+    ),
+    "every_rank_gather": (
+        "kit_test_plugins.communicator:EveryRankGatherPlatform.plugin",
+        "communicator",
+        {"communicator.gather.dst_only"},
+    ),
+    "rank_zero_broadcast": (
+        "kit_test_plugins.communicator:RankZeroBroadcastPlatform.plugin",
+        "communicator",
+        {"communicator.broadcast.from_src"},
+    ),
+    "next_rank_send": (
+        "kit_test_plugins.communicator:NextRankSendPlatform.plugin",
+        "communicator",
+        {"communicator.send_recv.pairs"},
+    ),
+    "non_waiting_barrier": (
+        "kit_test_plugins.communicator:NonWaitingBarrierPlatform.plugin",
+        "communicator",
+        {"communicator.barrier.waits"},
+    ),
+}
+
+#: Communicator plugins whose failure is an outcome of its own: the contract that
+#: must end with it, and the outcome.
+MISBEHAVING_COMMUNICATORS = {
+    "hanging_all_reduce": (
+        "kit_test_plugins.communicator:HangingAllReducePlatform.plugin",
+        "communicator.all_reduce.sum",
+        "timed_out",
+    ),
+    "crashing_gather": (
+        "kit_test_plugins.communicator:CrashingGatherPlatform.plugin",
+        "communicator.gather.dst_only",
+        "crashed",
+    ),
 }
 
 #: Broken attention backends (suite "attention"): each the cpu backend with one bug.
@@ -183,5 +233,6 @@ def all_entry_points() -> dict[str, str]:
     entries.update({name: target for name, (target, _, _) in BROKEN.items()})
     entries.update({name: target for name, (target, _) in UNLOADABLE.items()})
     entries.update(HANGING)
+    entries.update({name: target for name, (target, _, _) in MISBEHAVING_COMMUNICATORS.items()})
     entries.update(INTERPRETED)
     return entries

@@ -76,45 +76,49 @@ class DeviceCommunicatorBase(abc.ABC):
         """Release the communicator's own resources (not the process group)."""
 
 
-class TorchDistributedCommunicator(DeviceCommunicatorBase):
-    """Every collective through ``torch.distributed`` on the platform's backend.
+# torch 2.13 renamed the flat-tensor collectives; older releases only have the old names.
+_all_gather_flat = getattr(dist, "all_gather_single", None) or dist.all_gather_into_tensor
+_reduce_scatter_flat = getattr(dist, "reduce_scatter_single", None) or dist.reduce_scatter_tensor
 
-    Right for any backend that implements the tensor collectives (gloo, NCCL); a
-    device with a faster native path subclasses it and overrides what it speeds up.
+
+class TorchDistributedCommunicator(DeviceCommunicatorBase):
+    """Every collective through ``torch.distributed``, on whatever backend the process
+    group was initialised with: the built-in ``cpu`` platform uses it over gloo and
+    ``cuda`` over NCCL.
+
+    Gathers and scatters along any ``dim`` go through one flat tensor collective
+    with ``dim`` moved to the front, so each is a single call on every backend.
     """
 
     def all_reduce(self, tensor: torch.Tensor) -> torch.Tensor:
-        if self.world_size == 1:
-            return tensor
-        result = tensor.clone()
-        dist.all_reduce(result, group=self.group)
-        return result
+        if self.world_size > 1:
+            # In place (the contract lets the input change): no copy on the hot path.
+            dist.all_reduce(tensor, group=self.group)
+        return tensor
 
     def all_gather(self, tensor: torch.Tensor, dim: int = -1) -> torch.Tensor:
         if self.world_size == 1:
             return tensor
-        parts = [torch.empty_like(tensor) for _ in range(self.world_size)]
-        dist.all_gather(parts, tensor.contiguous(), group=self.group)
-        return torch.cat(parts, dim=dim)
+        dim = dim % tensor.dim()
+        front = tensor.movedim(dim, 0).contiguous()
+        gathered = front.new_empty((self.world_size * front.shape[0], *front.shape[1:]))
+        _all_gather_flat(gathered, front, group=self.group)
+        return gathered.movedim(0, dim).contiguous()
 
     def reduce_scatter(self, tensor: torch.Tensor, dim: int = -1) -> torch.Tensor:
         if self.world_size == 1:
             return tensor
+        dim = dim % tensor.dim()
         length = tensor.shape[dim]
         if length % self.world_size:
             raise ValueError(
                 f"reduce_scatter: size {length} of dim {dim} is not divisible by "
                 f"world size {self.world_size}"
             )
-        chunks = [c.contiguous() for c in tensor.chunk(self.world_size, dim=dim)]
-        output = torch.empty_like(chunks[self.rank])
-        if dist.get_backend(self.group) == "gloo":
-            # gloo has no reduce_scatter; one all_reduce gives every rank all chunks.
-            summed = self.all_reduce(tensor)
-            output.copy_(summed.chunk(self.world_size, dim=dim)[self.rank])
-        else:
-            dist.reduce_scatter(output, chunks, group=self.group)
-        return output
+        front = tensor.movedim(dim, 0).contiguous()
+        scattered = front.new_empty((length // self.world_size, *front.shape[1:]))
+        _reduce_scatter_flat(scattered, front, group=self.group)
+        return scattered.movedim(0, dim).contiguous()
 
     def gather(
         self, tensor: torch.Tensor, dst: int = 0, dim: int = -1
@@ -122,12 +126,12 @@ class TorchDistributedCommunicator(DeviceCommunicatorBase):
         if self.world_size == 1:
             return tensor
         tensor = tensor.contiguous()
-        if self.rank == dst:
-            parts = [torch.empty_like(tensor) for _ in range(self.world_size)]
-            dist.gather(tensor, parts, group_dst=dst, group=self.group)
-            return torch.cat(parts, dim=dim)
-        dist.gather(tensor, None, group_dst=dst, group=self.group)
-        return None
+        if self.rank != dst:
+            dist.gather(tensor, None, group_dst=dst, group=self.group)
+            return None
+        parts = [torch.empty_like(tensor) for _ in range(self.world_size)]
+        dist.gather(tensor, parts, group_dst=dst, group=self.group)
+        return torch.cat(parts, dim=dim)
 
     def broadcast(self, tensor: torch.Tensor, src: int = 0) -> torch.Tensor:
         if self.world_size > 1:

@@ -1,0 +1,174 @@
+"""Checks that run on every rank, nccl-tests style: verifiable inputs, exact results.
+
+Every rank fills its tensors with small integers that depend on the rank, the
+element and a salt, so any rank can compute what every other rank holds, and every
+sum over ranks is exactly representable in fp16, bf16 and fp32: a correct
+collective gives the expected tensor bit for bit, whatever order it reduces in.
+Each check returns a list of problems (empty when the rank saw nothing wrong).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import time
+from pathlib import Path
+
+import torch
+
+from conformance.reference_engine.distributed.communicator import DeviceCommunicatorBase
+
+_MAX_PROBLEMS = 5
+
+
+def rank_input(rank: int, shape: tuple[int, ...], dtype: torch.dtype, salt: int = 0) -> torch.Tensor:
+    """What rank ``rank`` holds: integers in [-8, 8], on the host."""
+    index = torch.arange(math.prod(shape), dtype=torch.int64)
+    return ((index * 7 + rank * 13 + salt * 5) % 17 - 8).reshape(shape).to(dtype)
+
+
+def sum_of_inputs(world_size: int, shape, dtype, salt: int = 0) -> torch.Tensor:
+    total = sum(rank_input(r, shape, torch.int64, salt) for r in range(world_size))
+    return total.to(dtype)
+
+
+class Problems(list):
+    """At most a few problems per rank: one broken collective fails every case."""
+
+    def expect(self, condition: bool, message: str) -> None:
+        if not condition and len(self) < _MAX_PROBLEMS:
+            self.append(message)
+
+    def expect_tensor(self, got, expected: torch.Tensor, device: torch.device, what: str) -> None:
+        if not isinstance(got, torch.Tensor):
+            self.expect(False, f"{what}: returned {type(got).__name__}, not a tensor")
+        elif got.shape != expected.shape or got.dtype != expected.dtype:
+            self.expect(False, f"{what}: returned {tuple(got.shape)} {got.dtype}, "
+                               f"expected {tuple(expected.shape)} {expected.dtype}")
+        elif got.device.type != device.type:
+            self.expect(False, f"{what}: result on {got.device}, expected {device.type}")
+        else:
+            self.expect(torch.equal(got.cpu(), expected), f"{what}: wrong values")
+
+
+def _dims(shape) -> list[int]:
+    return [*range(len(shape)), -1]
+
+
+def all_reduce(comm: DeviceCommunicatorBase, dtypes, shapes, iterations: int) -> list[str]:
+    problems, device, kept = Problems(), comm.device, []
+    for dtype, shape, salt in itertools.product(dtypes, shapes, range(iterations)):
+        expected = sum_of_inputs(comm.world_size, shape, dtype, salt)
+        got = comm.all_reduce(rank_input(comm.rank, shape, dtype, salt).to(device))
+        problems.expect_tensor(got, expected, device, f"all_reduce {dtype} {shape} #{salt}")
+        kept.append((got, expected))
+    # A result must stay valid after later calls: no reused internal buffer.
+    for got, expected in kept:
+        problems.expect(torch.equal(got.cpu(), expected),
+                        f"all_reduce {expected.dtype} {tuple(expected.shape)}: result changed "
+                        "after later calls (returned an internal buffer)")
+    return problems
+
+
+def all_gather(comm: DeviceCommunicatorBase, dtypes, shapes, iterations: int) -> list[str]:
+    problems, device = Problems(), comm.device
+    for dtype, shape, salt in itertools.product(dtypes, shapes, range(iterations)):
+        for dim in _dims(shape):
+            parts = [rank_input(r, shape, dtype, salt) for r in range(comm.world_size)]
+            got = comm.all_gather(rank_input(comm.rank, shape, dtype, salt).to(device), dim)
+            problems.expect_tensor(got, torch.cat(parts, dim), device,
+                                   f"all_gather {dtype} {shape} dim={dim}")
+    return problems
+
+
+def reduce_scatter(comm: DeviceCommunicatorBase, dtypes, shapes, iterations: int) -> list[str]:
+    problems, device = Problems(), comm.device
+    for dtype, base, salt in itertools.product(dtypes, shapes, range(iterations)):
+        for dim in _dims(base):
+            shape = list(base)
+            shape[dim] *= comm.world_size
+            total = sum_of_inputs(comm.world_size, tuple(shape), dtype, salt)
+            expected = total.chunk(comm.world_size, dim)[comm.rank].contiguous()
+            got = comm.reduce_scatter(rank_input(comm.rank, tuple(shape), dtype, salt).to(device), dim)
+            problems.expect_tensor(got, expected, device,
+                                   f"reduce_scatter {dtype} {tuple(shape)} dim={dim}")
+    return problems
+
+
+def gather(comm: DeviceCommunicatorBase, dtypes, shapes) -> list[str]:
+    problems, device = Problems(), comm.device
+    for dtype, shape, dst in itertools.product(dtypes, shapes, range(comm.world_size)):
+        for dim in _dims(shape):
+            got = comm.gather(rank_input(comm.rank, shape, dtype).to(device), dst, dim)
+            what = f"gather {dtype} {shape} dim={dim} dst={dst}"
+            if comm.rank == dst:
+                parts = [rank_input(r, shape, dtype) for r in range(comm.world_size)]
+                problems.expect_tensor(got, torch.cat(parts, dim), device, what)
+            else:
+                problems.expect(got is None, f"{what}: rank {comm.rank} is not dst but got "
+                                             f"{type(got).__name__}, not None")
+    return problems
+
+
+def broadcast(comm: DeviceCommunicatorBase, dtypes, sizes) -> list[str]:
+    problems, device = Problems(), comm.device
+    for dtype, size, src in itertools.product(dtypes, sizes, range(comm.world_size)):
+        buffer = rank_input(comm.rank, (size,), dtype).to(device)
+        got = comm.broadcast(buffer, src)
+        expected = rank_input(src, (size,), dtype)
+        what = f"broadcast {dtype} ({size},) src={src}"
+        problems.expect_tensor(got, expected, device, what)
+        problems.expect(torch.equal(buffer.cpu(), expected), f"{what}: not written in place")
+    return problems
+
+
+def send_recv_pairs(comm: DeviceCommunicatorBase, dtypes, shape) -> list[str]:
+    problems = Problems()
+    # Every rank walks the same list of pairs, so sends and receives line up.
+    for dtype, (src, dst) in itertools.product(
+        dtypes, itertools.permutations(range(comm.world_size), 2)
+    ):
+        payload = rank_input(src, shape, dtype, salt=dst)
+        if comm.rank == src:
+            comm.send(payload.to(comm.device), dst)
+        elif comm.rank == dst:
+            got = comm.recv(torch.Size(shape), dtype, src)
+            problems.expect_tensor(got, payload, comm.device, f"recv {dtype} from {src} to {dst}")
+    return problems
+
+
+def send_recv_ring(comm: DeviceCommunicatorBase, dtypes, shape) -> list[str]:
+    problems, rank, size = Problems(), comm.rank, comm.world_size
+    previous = (rank - 1) % size
+    for dtype in dtypes:
+        payload = rank_input(rank, shape, dtype).to(comm.device)
+        # Even ranks send first and odd ranks receive first, so blocking sends
+        # cannot deadlock the ring.
+        if rank % 2 == 0:
+            comm.send(payload)
+            got = comm.recv(torch.Size(shape), dtype)
+        else:
+            got = comm.recv(torch.Size(shape), dtype)
+            comm.send(payload)
+        problems.expect_tensor(got, rank_input(previous, shape, dtype), comm.device,
+                               f"recv {dtype} with default peers (expected rank {previous}'s)")
+    return problems
+
+
+def barrier(comm: DeviceCommunicatorBase, folder: str, rounds: int, delay_s: float) -> list[str]:
+    problems = Problems()
+    for round_ in range(rounds):
+        marker = Path(folder) / f"round-{round_}"
+        if comm.rank == 0:
+            time.sleep(delay_s)  # everyone else reaches the barrier long before this
+            marker.touch()
+        comm.barrier()
+        problems.expect(marker.exists(), f"round {round_}: left the barrier before rank 0 "
+                                         "entered it")
+    return problems
+
+
+def assert_no_problems(per_rank: list[list[str]]) -> None:
+    """The verdict, in the test process: every rank's problems, rank by rank."""
+    problems = [f"rank {rank}: {p}" for rank, found in enumerate(per_rank) for p in found]
+    assert not problems, "\n".join(problems[:12])

@@ -1,0 +1,15 @@
+"""Communicator suite, reduce_scatter."""
+
+import pytest
+
+from conformance.suites.communicator import checks
+
+#: Shapes per rank; the dim being scattered is scaled by the world size.
+SHAPES = [(1,), (5,), (3, 4), (2, 3, 4), ((1 << 18) + 3,)]
+
+
+@pytest.mark.contract("communicator.reduce_scatter.dims")
+def test_reduce_scatter_gives_each_rank_its_chunk(ranks, dtypes):
+    """``reduce_scatter(x, dim)`` gives rank i chunk i (along ``dim``) of the sum
+    over ranks, exactly, for every dim of 1- to 3-D tensors."""
+    checks.assert_no_problems(ranks.run(checks.reduce_scatter, dtypes, SHAPES, 2))

@@ -1,0 +1,96 @@
+"""Plugins whose communicator breaks one collective each.
+
+The communicators run in rank processes the Communicator suite spawns, which import
+this module by name: keep them at module level.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+import torch
+import torch.distributed as dist
+
+from conformance.reference_engine.distributed.communicator import TorchDistributedCommunicator
+from kit_test_plugins import TestPlatform
+
+
+def _platform(communicator: type) -> type[TestPlatform]:
+    qualname = f"{communicator.__module__}.{communicator.__qualname__}"
+
+    class BrokenCommunicatorPlatform(TestPlatform):
+        @classmethod
+        def get_device_communicator_cls(cls) -> str:
+            return qualname
+
+    BrokenCommunicatorPlatform.__qualname__ = f"{communicator.__name__}Platform"
+    BrokenCommunicatorPlatform.__name__ = BrokenCommunicatorPlatform.__qualname__
+    return BrokenCommunicatorPlatform
+
+
+class LocalAllReduce(TorchDistributedCommunicator):
+    def all_reduce(self, tensor):
+        result = tensor.clone()
+        dist.all_reduce(result)
+        return tensor  # the local input, not the sum
+
+
+class ReversedAllGather(TorchDistributedCommunicator):
+    def all_gather(self, tensor, dim=-1):
+        parts = super().all_gather(tensor, dim).chunk(self.world_size, dim)
+        return torch.cat(parts[::-1], dim)
+
+
+class FirstDimReduceScatter(TorchDistributedCommunicator):
+    def reduce_scatter(self, tensor, dim=-1):
+        return super().reduce_scatter(tensor, 0)
+
+
+class EveryRankGather(TorchDistributedCommunicator):
+    def gather(self, tensor, dst=0, dim=-1):
+        return self.all_gather(tensor, dim)
+
+
+class RankZeroBroadcast(TorchDistributedCommunicator):
+    def broadcast(self, tensor, src=0):
+        return super().broadcast(tensor, 0)
+
+
+class NextRankSend(TorchDistributedCommunicator):
+    def send(self, tensor, dst=None):
+        super().send(tensor, None)  # always to the next rank
+
+    def recv(self, size, dtype, src=None):
+        return super().recv(size, dtype, None)  # always from the previous rank
+
+
+class NonWaitingBarrier(TorchDistributedCommunicator):
+    def barrier(self):
+        pass
+
+
+class HangingAllReduce(TorchDistributedCommunicator):
+    def all_reduce(self, tensor):
+        if self.rank == 1:
+            time.sleep(3600)
+        return super().all_reduce(tensor)
+
+
+class CrashingGather(TorchDistributedCommunicator):
+    def gather(self, tensor, dst=0, dim=-1):
+        if self.rank == self.world_size - 1:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return super().gather(tensor, dst, dim)
+
+
+LocalAllReducePlatform = _platform(LocalAllReduce)
+ReversedAllGatherPlatform = _platform(ReversedAllGather)
+FirstDimReduceScatterPlatform = _platform(FirstDimReduceScatter)
+EveryRankGatherPlatform = _platform(EveryRankGather)
+RankZeroBroadcastPlatform = _platform(RankZeroBroadcast)
+NextRankSendPlatform = _platform(NextRankSend)
+NonWaitingBarrierPlatform = _platform(NonWaitingBarrier)
+HangingAllReducePlatform = _platform(HangingAllReduce)
+CrashingGatherPlatform = _platform(CrashingGather)
