@@ -1,6 +1,6 @@
 """Rank processes for suites that need more than one rank.
 
-A ``RankPool`` spawns ``world_size`` processes once, each on the platform under test
+A ``RankPool`` starts ``world_size`` processes once, each on the platform under test
 with ``torch.distributed`` initialised on the platform's ``dist_backend`` and the
 platform's communicator built, then runs many check functions on all of them and
 returns the per-rank results. What a plugin can do to a process becomes an outcome:
@@ -70,16 +70,19 @@ def ranks_on(platform: type[Platform], world_size: int) -> str | None:
     return None
 
 
-def _die_with_parent(parent_pid: int) -> None:
+def _die_with_parent() -> None:
+    # The kernel kills a rank when the process that forked it (the fork server)
+    # exits, and the fork server exits with the session's process.
     if sys.platform.startswith("linux"):
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-    if os.getppid() != parent_pid:
+    parent = multiprocessing.parent_process()
+    if parent is not None and not parent.is_alive():
         sys.exit(1)  # the parent died before the death signal was armed
 
 
-def _rank_main(rank: int, world_size: int, init_method: str, connection, parent_pid: int) -> None:
-    _die_with_parent(parent_pid)
+def _rank_main(rank: int, world_size: int, init_method: str, connection) -> None:
+    _die_with_parent()
     # Ranks share the host's cores; more threads than cores makes collectives that
     # spin-wait (gloo) crawl.
     torch.set_num_threads(max(1, (os.cpu_count() or 1) // world_size))
@@ -106,6 +109,15 @@ def _rank_main(rank: int, world_size: int, init_method: str, connection, parent_
     communicator.destroy()
     if world_size > 1:
         dist.destroy_process_group()
+
+
+def _rank_context():
+    """Ranks start from a fork server that has imported torch once: each rank is
+    a fresh, single-threaded process like a spawned one (no device was initialised
+    there), without paying torch's import for every rank and every restart."""
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["torch", "torch.distributed", __name__])
+    return context
 
 
 def _free_port() -> int:
@@ -147,14 +159,13 @@ class RankPool:
         self._kill()
 
     def _start(self) -> None:
-        context = multiprocessing.get_context("spawn")
+        context = _rank_context()
         init_method = f"tcp://127.0.0.1:{_free_port()}"
-        parent_pid = os.getpid()
         for rank in range(self.world_size):
             parent_end, child_end = context.Pipe()
             process = context.Process(
                 target=_rank_main,
-                args=(rank, self.world_size, init_method, child_end, parent_pid),
+                args=(rank, self.world_size, init_method, child_end),
                 name=f"conformance-rank-{rank}",
                 daemon=True,
             )

@@ -23,12 +23,12 @@ _MAX_PROBLEMS = 5
 
 def rank_input(rank: int, shape: tuple[int, ...], dtype: torch.dtype, salt: int = 0) -> torch.Tensor:
     """What rank ``rank`` holds: integers in [-8, 8], on the host."""
-    index = torch.arange(math.prod(shape), dtype=torch.int64)
+    index = torch.arange(math.prod(shape), dtype=torch.int32)
     return ((index * 7 + rank * 13 + salt * 5) % 17 - 8).reshape(shape).to(dtype)
 
 
 def sum_of_inputs(world_size: int, shape, dtype, salt: int = 0) -> torch.Tensor:
-    total = sum(rank_input(r, shape, torch.int64, salt) for r in range(world_size))
+    total = sum(rank_input(r, shape, torch.int32, salt) for r in range(world_size))
     return total.to(dtype)
 
 
