@@ -90,7 +90,7 @@ class CudaPlatform(Platform):
     @classmethod
     def get_attn_backend_cls(cls, config: AttentionSelectorConfig) -> str:
         cls.refuse_undeclared_attention(config)
-        return "conformance.reference_engine.attention.oracle.OracleAttentionBackend"
+        return "conformance.reference_engine.attention.triton_attn.TritonAttentionBackend"
 
     @classmethod
     def get_device_communicator_cls(cls) -> str:

@@ -8,7 +8,8 @@ the falsifying example.
 
 Profiles (``CONFORMANCE_HYPOTHESIS_PROFILE``): ``ci`` (default) is derandomised and
 keeps no example database, so a run does not depend on its folder and a failure
-reruns as it was; ``thorough`` draws many more, random examples.
+reruns as it was; ``thorough`` draws many more, random examples; ``smoke`` is ``ci``
+with a third of the examples, for slow backends (kernels under an interpreter).
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ settings.register_profile(
     phases=[Phase.explicit, Phase.generate], **_COMMON,
 )
 settings.register_profile("thorough", max_examples=300, **_COMMON)
+# For slow backends, such as Triton kernels under TRITON_INTERPRET=1.
+settings.register_profile("smoke", settings.get_profile("ci"), max_examples=4)
 PROFILE = os.environ.get(PROFILE_VARIABLE, "ci")
 #: Decorate each ``@given`` test with this: the selected profile, for these tests only.
 SUITE_SETTINGS = settings(settings.get_profile(PROFILE))

@@ -1,0 +1,162 @@
+"""Paged attention in Triton: one kernel for prefill, chunked prefill and decode.
+
+The shape of vLLM's unified Triton attention: each program takes a tile of one
+request's new tokens for one KV head, with all the query heads that read that KV
+head stacked as rows (``BLOCK_M = BLOCK_Q * GROUP``), walks the request's block
+table one cache block at a time and keeps an online softmax (running max, running
+sum, rescaled accumulator) in float32. A decode is a tile of one token; a prefill is
+many tiles. Keys past the causal limit, outside the sliding window or past the
+context are masked, and masked values are loaded as zero so NaN in unused slots
+cannot leak in.
+"""
+
+from __future__ import annotations
+
+import os
+
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _reshape_and_cache_kernel(key_ptr, value_ptr, cache_ptr, slot_ptr,
+                              token_stride, cache_kv_stride, ROW: tl.constexpr, ROW_PAD: tl.constexpr):
+    token = tl.program_id(0)
+    slot = tl.load(slot_ptr + token)
+    if slot < 0:  # padding token
+        return
+    offs = tl.arange(0, ROW_PAD)
+    mask = offs < ROW
+    key = tl.load(key_ptr + token * token_stride + offs, mask=mask)
+    value = tl.load(value_ptr + token * token_stride + offs, mask=mask)
+    element_ty = cache_ptr.dtype.element_ty
+    tl.store(cache_ptr + slot * ROW + offs, key.to(element_ty), mask=mask)
+    tl.store(cache_ptr + cache_kv_stride + slot * ROW + offs, value.to(element_ty), mask=mask)
+
+
+def reshape_and_cache(key: torch.Tensor, value: torch.Tensor, kv_cache: torch.Tensor,
+                      slot_mapping: torch.Tensor) -> None:
+    """Write ``key``/``value`` ``[tokens, kv_heads, head_size]`` into ``kv_cache``
+    (``(2, blocks, block_size, kv_heads, head_size)``, contiguous) at each token's
+    slot; tokens with slot -1 are skipped."""
+    num_tokens = slot_mapping.shape[0]
+    if num_tokens == 0:
+        return
+    key, value = key[:num_tokens].contiguous(), value[:num_tokens].contiguous()
+    row = key.shape[1] * key.shape[2]
+    _reshape_and_cache_kernel[(num_tokens,)](
+        key, value, kv_cache, slot_mapping, row, kv_cache.stride(0),
+        ROW=row, ROW_PAD=triton.next_power_of_2(row),
+    )
+
+
+@triton.jit
+def _unified_attention_kernel(
+    q_ptr, cache_ptr, out_ptr, block_table_ptr, seq_lens_ptr, query_start_ptr,
+    scale, soft_cap, window,
+    q_token_stride, q_head_stride, cache_kv_stride, cache_block_stride, cache_pos_stride,
+    cache_head_stride, block_table_stride,
+    HEAD: tl.constexpr, HEAD_PAD: tl.constexpr, BLOCK_SIZE: tl.constexpr,
+    GROUP: tl.constexpr, GROUP_PAD: tl.constexpr, BLOCK_Q: tl.constexpr,
+    USE_WINDOW: tl.constexpr, USE_SOFT_CAP: tl.constexpr, FP32_DOT: tl.constexpr,
+):
+    req = tl.program_id(0)
+    q_block = tl.program_id(1)
+    kv_head = tl.program_id(2)
+    q_start = tl.load(query_start_ptr + req)
+    q_len = tl.load(query_start_ptr + req + 1) - q_start
+    if q_block * BLOCK_Q >= q_len:
+        return
+    seq_len = tl.load(seq_lens_ptr + req)
+    context_len = seq_len - q_len
+
+    BLOCK_M: tl.constexpr = BLOCK_Q * GROUP_PAD
+    rows = tl.arange(0, BLOCK_M)
+    token_in_req = q_block * BLOCK_Q + rows // GROUP_PAD
+    head = kv_head * GROUP + rows % GROUP_PAD
+    row_valid = (token_in_req < q_len) & (rows % GROUP_PAD < GROUP)
+    dims = tl.arange(0, HEAD_PAD)
+    dim_valid = dims < HEAD
+    q_offs = (q_start + token_in_req)[:, None] * q_token_stride + head[:, None] * q_head_stride + dims[None, :]
+    q = tl.load(q_ptr + q_offs, mask=row_valid[:, None] & dim_valid[None, :], other=0.0)
+    query_pos = context_len + token_in_req
+
+    m_i = tl.full([BLOCK_M], float("-inf"), tl.float32)
+    l_i = tl.zeros([BLOCK_M], tl.float32)
+    acc = tl.zeros([BLOCK_M, HEAD_PAD], tl.float32)
+
+    last_pos = tl.minimum(seq_len, context_len + (q_block + 1) * BLOCK_Q)  # exclusive
+    first_block = 0
+    if USE_WINDOW:
+        first_block = tl.maximum(context_len + q_block * BLOCK_Q - window + 1, 0) // BLOCK_SIZE
+    offs_pos = tl.arange(0, BLOCK_SIZE)
+    for block_idx in range(first_block, tl.cdiv(last_pos, BLOCK_SIZE)):
+        physical = tl.load(block_table_ptr + req * block_table_stride + block_idx).to(tl.int64)
+        key_pos = block_idx * BLOCK_SIZE + offs_pos
+        base = cache_ptr + physical * cache_block_stride + kv_head * cache_head_stride
+        kv_offs = offs_pos[:, None] * cache_pos_stride + dims[None, :]
+        kv_mask = (key_pos < seq_len)[:, None] & dim_valid[None, :]
+        k = tl.load(base + kv_offs, mask=kv_mask, other=0.0)
+        v = tl.load(base + cache_kv_stride + kv_offs, mask=kv_mask, other=0.0)
+        if FP32_DOT:
+            s = tl.dot(q.to(tl.float32), tl.trans(k.to(tl.float32)), input_precision="ieee")
+        else:
+            s = tl.dot(q, tl.trans(k.to(q.dtype)))
+        s = s * scale
+        if USE_SOFT_CAP:
+            # tanh(x) = 2 sigmoid(2x) - 1, in ops every Triton version has.
+            s = soft_cap * (2.0 * tl.sigmoid(2.0 * s / soft_cap) - 1.0)
+        allowed = (key_pos[None, :] <= query_pos[:, None]) & (key_pos[None, :] < seq_len)
+        if USE_WINDOW:
+            allowed = allowed & (query_pos[:, None] - key_pos[None, :] < window)
+        s = tl.where(allowed, s, float("-inf"))
+        m_new = tl.maximum(m_i, tl.max(s, 1))
+        m_safe = tl.where(m_new > float("-inf"), m_new, 0.0)  # rows with nothing allowed yet
+        p = tl.exp(s - m_safe[:, None])
+        alpha = tl.exp(m_i - m_safe)
+        l_i = l_i * alpha + tl.sum(p, 1)
+        if FP32_DOT:
+            acc = acc * alpha[:, None] + tl.dot(p, v.to(tl.float32), input_precision="ieee")
+        else:
+            acc = acc * alpha[:, None] + tl.dot(p.to(v.dtype), v)
+        m_i = m_new
+
+    out = acc / l_i[:, None]
+    out_offs = (q_start + token_in_req)[:, None] * q_token_stride + head[:, None] * q_head_stride + dims[None, :]
+    tl.store(out_ptr + out_offs, out.to(out_ptr.dtype.element_ty),
+             mask=row_valid[:, None] & dim_valid[None, :])
+
+
+def _interpreting() -> bool:
+    # Triton's interpreter computes dots with numpy, which has no bf16 and sums fp16
+    # products in fp16, so there every dot runs in fp32; on a GPU, half-precision dots
+    # stay half (tensor cores, fp32 accumulation).
+    return os.environ.get("TRITON_INTERPRET") == "1"
+
+
+def unified_attention(query: torch.Tensor, kv_cache: torch.Tensor, output: torch.Tensor,
+                      query_start_loc: torch.Tensor, seq_lens: torch.Tensor, block_table: torch.Tensor,
+                      max_query_len: int, scale: float, sliding_window: int | None = None,
+                      logits_soft_cap: float | None = None) -> None:
+    """Attention of every request's new tokens (``query`` ``[tokens, heads, D]``)
+    over its paged context in ``kv_cache``, written into ``output`` (same shape and
+    strides as ``query``)."""
+    num_tokens, num_heads, head_size = query.shape
+    num_kv_heads, block_size = kv_cache.shape[3], kv_cache.shape[2]
+    group = num_heads // num_kv_heads
+    group_pad = triton.next_power_of_2(group)
+    block_q = max(1, 16 // group_pad)  # tl.dot wants at least 16 rows
+    num_reqs = seq_lens.shape[0]
+    grid = (num_reqs, triton.cdiv(max_query_len, block_q), num_kv_heads)
+    query = query.contiguous()
+    _unified_attention_kernel[grid](
+        query, kv_cache, output, block_table, seq_lens, query_start_loc,
+        scale, logits_soft_cap or 0.0, sliding_window or 0,
+        query.stride(0), query.stride(1), kv_cache.stride(0), kv_cache.stride(1), kv_cache.stride(2),
+        kv_cache.stride(3), block_table.stride(0),
+        HEAD=head_size, HEAD_PAD=triton.next_power_of_2(head_size), BLOCK_SIZE=block_size,
+        GROUP=group, GROUP_PAD=group_pad, BLOCK_Q=block_q,
+        USE_WINDOW=sliding_window is not None, USE_SOFT_CAP=logits_soft_cap is not None,
+        FP32_DOT=query.dtype == torch.float32 or _interpreting(),
+    )
