@@ -5,6 +5,8 @@
 - ``conformance verify PATH...`` checks records and prints one verdict line each.
 - ``conformance plugins`` lists the installed platform plugins and whether each is
   usable here.
+- ``conformance contracts`` prints the mustpass list: every required contract and
+  the rule it checks.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import argparse
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -29,8 +32,14 @@ def run(args: argparse.Namespace, pytest_args: list[str]) -> int:
     from conformance.results import verify_record
 
     record = Path(args.record) if args.record else _default_record_path(args.platform)
+    if not any(arg in ("-n", "--numprocesses") or arg.startswith(("-n", "--numprocesses="))
+               for arg in pytest_args):
+        # Tests run in a worker process: a crash ends one test (recorded as crashed)
+        # and a fresh worker carries on, however many times that happens.
+        pytest_args = ["-n", "1", *pytest_args]
     command = [sys.executable, "-m", "pytest", f"--platform={args.platform}",
-               f"--conformance-record={record}", *pytest_args]
+               f"--conformance-record={record}", "--max-worker-restart=1000000",
+               *pytest_args]
     env = {**os.environ, COMMAND_LINE_ENV_VAR: json.dumps(["conformance", *sys.argv[1:]])}
     # A child process, so that whatever the plugin does to its process, the verdict
     # below is still printed from whatever the record holds.
@@ -71,6 +80,17 @@ def plugins(args: argparse.Namespace) -> int:
     return 0
 
 
+def contracts(args: argparse.Namespace) -> int:
+    from tabulate import tabulate
+
+    from conformance.results.verify import load_mustpass
+
+    rows = [(contract, rule) for contract, rule in load_mustpass().items()
+            if not args.suite or contract.split(".")[0] == args.suite]
+    print(tabulate(rows, headers=["contract", "rule"], maxcolwidths=[None, 90]))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="conformance",
@@ -81,8 +101,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     run_parser = commands.add_parser(
         "run", help="run the suites against a platform plugin and write a result record",
-        description="Run the conformance suites under pytest; arguments this command "
-        "does not know (-n 2, -k EXPR, --suite ...) are passed to pytest.",
+        description="Run the conformance suites under pytest, in a worker process so "
+        "that a crash ends only the test it happens in (-n N for N workers); arguments "
+        "this command does not know (-n 2, -k EXPR, --suite ...) are passed to pytest.",
     )
     run_parser.add_argument("--platform", required=True, metavar="NAME",
                             help="the platform plugin's entry-point name")
@@ -98,17 +119,22 @@ def build_parser() -> argparse.ArgumentParser:
     verify_parser.add_argument("records", nargs="+", metavar="PATH")
 
     commands.add_parser("plugins", help="list installed platform plugins")
+    contracts_parser = commands.add_parser(
+        "contracts", help="print the required contracts (mustpass) and their rules")
+    contracts_parser.add_argument("--suite", help="only this suite's contracts")
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
+    if hasattr(signal, "SIGPIPE"):  # `conformance contracts | head` ends quietly
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
     if args.command == "run":
         return run(args, extra)
     if extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
-    return {"verify": verify, "plugins": plugins}[args.command](args)
+    return {"verify": verify, "plugins": plugins, "contracts": contracts}[args.command](args)
 
 
 if __name__ == "__main__":

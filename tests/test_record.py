@@ -17,7 +17,14 @@ from conformance.reference_engine.platforms.discovery import find_plugin
 from conformance.results import verify_record
 from conformance.results.provenance import collect_provenance
 from conformance.results.record import RecordWriter, RecordedTest
-from conformance.results.verify import CONFORMANT, INCOMPLETE, INVALID, NOT_CONFORMANT, load_schema
+from conformance.results.verify import (
+    CONFORMANT,
+    INCOMPLETE,
+    INVALID,
+    NOT_CONFORMANT,
+    load_mustpass,
+    load_schema,
+)
 
 
 @pytest.fixture
@@ -69,13 +76,45 @@ def test_verify_verdicts(writer):
     assert verdict.exit_code == NOT_CONFORMANT and "platform.a.c" in verdict.line
 
 
+def _every_required_contract(writer, outcome_of=lambda contract: "passed") -> None:
+    for index, contract in enumerate(load_mustpass()):
+        writer.add(RecordedTest(f"t.py::test_{index}", contract, outcome_of(contract), 0.1))
+
+
 def test_verify_accepts_a_clean_record(writer):
-    """verify: a complete record whose contracts all passed or are not supported is
-    CONFORMANT."""
-    writer.add(RecordedTest("t.py::test_a", "platform.a.b", "passed", 0.1))
-    writer.add(RecordedTest("t.py::test_c", "platform.a.c", "not_supported", 0.0, "no"))
+    """verify: a complete record in which every required contract passed or is
+    declared not supported is CONFORMANT."""
+    _every_required_contract(
+        writer, lambda c: "not_supported" if c.startswith("attention") else "passed")
     writer.finish(0)
-    assert verify_record(writer.path).exit_code == CONFORMANT
+    verdict = verify_record(writer.path)
+    assert verdict.exit_code == CONFORMANT, verdict.line
+
+
+def test_verify_requires_every_mustpass_contract(writer):
+    """verify: a record missing a required contract (a partial run) is NOT CONFORMANT
+    and names what never ran."""
+    required = sorted(load_mustpass())
+    _every_required_contract(writer)
+    writer.finish(0)
+    _rewrite(writer, lambda r: _drop_contract(r, required[0]))
+    verdict = verify_record(writer.path)
+    assert verdict.exit_code == NOT_CONFORMANT and required[0] in verdict.line, verdict.line
+
+
+def test_verify_does_not_count_skips_as_conformance(writer):
+    """verify: a contract whose tests were all skipped shows nothing: NOT CONFORMANT."""
+    skipped = sorted(load_mustpass())[-1]
+    _every_required_contract(writer, lambda c: "skipped" if c == skipped else "passed")
+    writer.finish(0)
+    verdict = verify_record(writer.path)
+    assert verdict.exit_code == NOT_CONFORMANT and skipped in verdict.line, verdict.line
+
+
+def _drop_contract(record: dict, contract: str) -> None:
+    record["tests"] = [t for t in record["tests"] if t["contract"] != contract]
+    record["contracts"].pop(contract)
+    record["summary"]["passed"] -= 1
 
 
 @pytest.mark.parametrize(

@@ -1,33 +1,22 @@
-"""Every test of the kit's suites says which contract and which rule it checks."""
+"""Every test of the kit's suites says which contract and which rule it checks, and
+the shipped mustpass list is the one the suites generate."""
 
 from __future__ import annotations
 
-import importlib
-import inspect
-import pkgutil
+import json
 
 import pytest
 
-import conformance.suites
 from conformance.pytest_plugin.collection import CONTRACT_ID
+from conformance.suites import registry
 
-
-def _suite_tests():
-    for module_info in pkgutil.walk_packages(conformance.suites.__path__, "conformance.suites."):
-        if not module_info.name.rsplit(".", 1)[-1].startswith("test_"):
-            continue
-        module = importlib.import_module(module_info.name)
-        for name, function in inspect.getmembers(module, inspect.isfunction):
-            if name.startswith("test_") and function.__module__ == module.__name__:
-                yield f"{module_info.name}.{name}", function
-
-
-SUITE_TESTS = dict(_suite_tests())
+SUITE_TESTS = {f"{module}.{name}": function
+               for module, name, function in registry.suite_test_functions()}
 
 
 def test_suites_have_tests():
     """The suites are not empty."""
-    assert len(SUITE_TESTS) > 20
+    assert len(SUITE_TESTS) > 40
 
 
 @pytest.mark.parametrize("name", sorted(SUITE_TESTS))
@@ -39,4 +28,19 @@ def test_suite_test_names_its_contract_and_rule(name):
     assert len(contracts) == 1, f"{name} has contract markers {contracts}"
     assert CONTRACT_ID.match(contracts[0]), contracts[0]
     assert contracts[0].split(".")[0] == name.split(".")[2], (name, contracts[0])
-    assert function.__doc__ and len(function.__doc__.split()) >= 5, f"{name} states no rule"
+    assert len(registry.rule_of(function).split()) >= 5, f"{name} states no rule"
+
+
+def test_shipped_mustpass_is_current():
+    """``results/mustpass.json`` lists exactly the contracts and rules the suites
+    define (regenerate with ``python -m conformance.suites.registry --write``)."""
+    shipped = json.loads(registry.MUSTPASS_PATH.read_text())
+    assert shipped == registry.mustpass()
+
+
+def test_contract_of_nodeid_matches_markers():
+    """A node id alone (as a crashed worker's report has) leads to its contract."""
+    assert registry.contract_of_nodeid(
+        "communicator/test_gather.py::test_gather_reaches_dst_only[world2]"
+    ) == "communicator.gather.dst_only"
+    assert registry.contract_of_nodeid("vendor_tests/test_mine.py::test_x") is None

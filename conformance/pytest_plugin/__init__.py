@@ -7,8 +7,10 @@ unrelated projects see no difference. With ``--platform`` it
 
 - collects the kit's suites when no test paths are given (``collection``),
 - selects the platform plugin and offers its fixtures (``fixtures``),
-- prints a header naming plugin, device, kit and contract, and writes the result
-  record (``reporting``).
+- settles the kit's own outcomes: timeouts (``watchdog``), crashes and waivers from
+  the plugin's expectations file (``verdicts``, ``expectations``),
+- prints a header naming plugin, device, kit and contract, gathers every outcome and
+  writes the result record (``reporting``).
 """
 
 from __future__ import annotations
@@ -42,6 +44,25 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "timed_out and its rank processes are killed (default: 120)",
     )
     group.addoption(
+        "--test-timeout",
+        metavar="SECONDS",
+        type=float,
+        default=300.0,
+        help="how long each phase of a test may take before it ends as timed_out "
+        "(default: 300; 0 disables)",
+    )
+    group.addoption(
+        "--expectations",
+        metavar="FILE",
+        help="the plugin's expectations file (TOML): known failures to record as "
+        "waived, each with a reason and a link",
+    )
+    group.addoption(
+        "--strict-expectations",
+        action="store_true",
+        help="fail a test that passes although the expectations file waives it",
+    )
+    group.addoption(
         "--conformance-record",
         metavar="PATH",
         help="write the result record (JSON) of this run to PATH, updated after "
@@ -72,19 +93,23 @@ def pytest_load_initial_conftests(
 def pytest_configure(config: pytest.Config) -> None:
     """Select the platform plugin and switch the kit's fixtures and reporting on."""
     if not config.option.platform:
-        for option in ("suite", "conformance_record"):
+        for option in ("suite", "conformance_record", "expectations"):
             if getattr(config.option, option):
                 flag = "--" + option.replace("_", "-")
                 raise pytest.UsageError(f"{flag} needs --platform=NAME")
         return
-    from conformance.pytest_plugin import collection, fixtures, reporting
+    from conformance.pytest_plugin import collection, fixtures, reporting, verdicts, watchdog
+    from conformance.pytest_plugin.expectations import ExpectationsError, load_expectations
     from conformance.reference_engine.platforms import PlatformPluginError
     from conformance.reference_engine.platforms.discovery import find_plugin
 
     name = config.option.platform
     try:
+        waivers = load_expectations(config.option.expectations) if config.option.expectations else []
         fixtures.select_platform(config, name)
         entry = find_plugin(name)
+    except ExpectationsError as exc:
+        raise pytest.UsageError(str(exc)) from None
     except PlatformPluginError as exc:
         if exc.__cause__ is not None:
             # The plugin's own traceback first, then the one line that names it.
@@ -95,12 +120,16 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers",
         "contract(id): the contract id (suite.area.name) whose rule this test checks",
     )
-    config.pluginmanager.register(collection.ContractCollection(config.option.suite), "conformance-collection")
-    config.pluginmanager.register(fixtures, "conformance-fixtures")
-    config.pluginmanager.register(reporting.TerminalReporting(entry), "conformance-terminal")
-    record_path = config.option.conformance_record
-    if record_path and not hasattr(config, "workerinput"):
-        # Only the controller writes: under xdist, workers' reports reach it.
-        config.pluginmanager.register(
-            reporting.RecordReporter(config, entry, record_path), "conformance-record"
-        )
+    outcome_rules = verdicts.Verdicts(waivers, config.option.strict_expectations)
+    plugins = {
+        "conformance-collection": collection.ContractCollection(config.option.suite),
+        "conformance-fixtures": fixtures,
+        "conformance-verdicts": outcome_rules,
+        "conformance-watchdog": watchdog.Watchdog(config.option.test_timeout),
+        "conformance-terminal": reporting.TerminalReporting(entry),
+    }
+    if not hasattr(config, "workerinput"):
+        # Only the controller gathers outcomes: under xdist, workers' reports reach it.
+        plugins["conformance-outcomes"] = reporting.RunOutcomes(config, entry, outcome_rules)
+    for plugin_name, plugin in plugins.items():
+        config.pluginmanager.register(plugin, plugin_name)

@@ -1,4 +1,5 @@
-"""The run's header, and turning pytest's reports into the result record."""
+"""What the user sees and keeps: the header, per-test status words, and the run's
+outcomes gathered on the controller (terminal summary and result record)."""
 
 from __future__ import annotations
 
@@ -8,53 +9,18 @@ import os
 import pytest
 
 from conformance._version import __version__
+from conformance.pytest_plugin.verdicts import Verdicts, contract_property, tagged_outcome
 from conformance.reference_engine.platforms import CONTRACT_VERSION, get_current_platform
 from conformance.reference_engine.platforms.discovery import PluginEntry
 from conformance.results import outcomes
 from conformance.results.provenance import collect_provenance, describe_device
-from conformance.results.record import RecordWriter, RecordedTest
+from conformance.results.record import RecordedTest, RecordWriter
 
 #: Set by ``conformance run`` so the record shows the command the user typed.
 COMMAND_LINE_ENV_VAR = "CONFORMANCE_COMMAND_LINE"
 _MESSAGE_LIMIT = 4000
-
-
-class TerminalReporting:
-    """The header naming what is under test, and ``not_supported`` as its own status."""
-
-    def __init__(self, entry: PluginEntry) -> None:
-        self.entry = entry
-
-    @pytest.hookimpl(wrapper=True)
-    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo):
-        """Tag failures that are timeouts or crashes, so that the outcome survives the
-        trip from an xdist worker to the record (user properties travel with it)."""
-        report = yield
-        if call.excinfo is not None:
-            for exception, outcome in _OUTCOME_EXCEPTIONS:
-                if call.excinfo.errisinstance(exception):
-                    report.user_properties.append((_OUTCOME_PROPERTY, outcome))
-        return report
-
-    def pytest_report_teststatus(self, report: pytest.TestReport):
-        if report.failed:
-            outcome = _failure_outcome(report, "")
-            if outcome:
-                return outcome, outcome[0].upper(), outcome.upper().replace("_", " ")
-        if report.skipped and not hasattr(report, "wasxfail"):
-            if _skip_reason(report).startswith(outcomes.NOT_SUPPORTED_PREFIX):
-                return outcomes.NOT_SUPPORTED, "N", "NOT SUPPORTED"
-        return None
-
-    def pytest_report_header(self, config: pytest.Config) -> list[str]:
-        platform = get_current_platform()
-        device = describe_device(platform)
-        return [
-            f"conformance kit {__version__}, contract {CONTRACT_VERSION}",
-            f"platform plugin: {self.entry.describe()} -> "
-            f"{platform.__module__}.{platform.__qualname__}",
-            f"device: {device['name']} ({device['type']} x{device['count']})",
-        ]
+#: Outcomes that mean a test ran (``not_supported`` and ``skipped`` did not).
+_RAN = (outcomes.PASSED, outcomes.WAIVED, *outcomes.FAILING)
 
 
 def _message(report: pytest.TestReport) -> str:
@@ -69,87 +35,137 @@ def _skip_reason(report: pytest.TestReport) -> str:
     return report.longreprtext
 
 
-#: Exceptions a harness raises to give a test an outcome of its own, not ``failed``.
-_OUTCOME_EXCEPTIONS = ((outcomes.TimedOut, outcomes.TIMED_OUT), (outcomes.Crashed, outcomes.CRASHED))
-_OUTCOME_PROPERTY = "conformance_outcome"
-
-
-def _failure_outcome(report: pytest.TestReport, default: str) -> str:
-    return next((v for k, v in report.user_properties if k == _OUTCOME_PROPERTY), default)
-
-
-def _classify(reports: dict[str, pytest.TestReport]) -> tuple[str, str]:
-    """One test's outcome and message from its setup, call and teardown reports."""
-    for when in ("setup", "call"):
+def classify(reports: dict[str, pytest.TestReport]) -> tuple[str, str]:
+    """One test's outcome and message from its setup, call and teardown reports (or
+    the one report xdist makes for a test whose worker died)."""
+    for when in ("setup", "call", "???"):
         report = reports.get(when)
         if report is None:
             continue
+        if hasattr(report, "wasxfail"):
+            if report.skipped:
+                return outcomes.WAIVED, report.wasxfail
+            if report.passed:
+                return outcomes.PASSED, report.wasxfail
         if report.failed:
+            if when == "???":
+                return outcomes.CRASHED, _message(report)
             default = outcomes.ERROR if when == "setup" else outcomes.FAILED
-            return _failure_outcome(report, default), _message(report)
+            return tagged_outcome(report) or default, _message(report)
         if report.skipped:
-            if hasattr(report, "wasxfail"):
-                return outcomes.WAIVED, f"expected failure: {report.wasxfail}"
             reason = _skip_reason(report)
             if reason.startswith(outcomes.NOT_SUPPORTED_PREFIX):
                 return outcomes.NOT_SUPPORTED, reason.removeprefix(outcomes.NOT_SUPPORTED_PREFIX)
             return outcomes.SKIPPED, reason
     teardown = reports.get("teardown")
     if teardown is not None and teardown.failed:
-        return outcomes.ERROR, "teardown: " + _message(teardown)
+        return tagged_outcome(teardown) or outcomes.ERROR, "teardown: " + _message(teardown)
     if "call" not in reports:
         return outcomes.ERROR, "the run ended before this test finished"
     return outcomes.PASSED, ""
 
 
-class RecordReporter:
-    """Writes the result record: one entry per test as soon as its teardown ends."""
+class TerminalReporting:
+    """The header naming what is under test, and the kit's outcomes as statuses."""
 
-    def __init__(self, config: pytest.Config, entry: PluginEntry, path: str) -> None:
-        command_line = os.environ.get(COMMAND_LINE_ENV_VAR)
-        provenance = collect_provenance(
-            entry,
-            get_current_platform(),
-            json.loads(command_line) if command_line
-            else ["pytest", *config.invocation_params.args],
-        )
-        self.writer = RecordWriter(path, provenance)
+    def __init__(self, entry: PluginEntry) -> None:
+        self.entry = entry
+
+    def pytest_report_header(self, config: pytest.Config) -> list[str]:
+        platform = get_current_platform()
+        device = describe_device(platform)
+        return [
+            f"conformance kit {__version__}, contract {CONTRACT_VERSION}",
+            f"platform plugin: {self.entry.describe()} -> "
+            f"{platform.__module__}.{platform.__qualname__}",
+            f"device: {device['name']} ({device['type']} x{device['count']})",
+        ]
+
+    def pytest_report_teststatus(self, report: pytest.TestReport):
+        if hasattr(report, "wasxfail") and report.skipped:
+            return outcomes.WAIVED, "w", "WAIVED"
+        if report.failed and (outcome := tagged_outcome(report)):
+            return outcome, outcome[0].upper(), outcome.upper().replace("_", " ")
+        if report.failed and report.when == "???":
+            return outcomes.CRASHED, "C", "CRASHED"
+        if report.skipped and _skip_reason(report).startswith(outcomes.NOT_SUPPORTED_PREFIX):
+            return outcomes.NOT_SUPPORTED, "N", "NOT SUPPORTED"
+        return None
+
+
+class RunOutcomes:
+    """Gathers every test's outcome on the controller (under xdist, workers' reports
+    arrive here), keeps the record current, and holds the run to account: a suite
+    whose tests all stayed unrun is an error, and stale waivers are named."""
+
+    def __init__(self, config: pytest.Config, entry: PluginEntry, verdicts: Verdicts) -> None:
+        self.verdicts = verdicts
         self.pending: dict[str, dict[str, pytest.TestReport]] = {}
-        self.recorded: set[str] = set()
+        self.recorded: dict[str, RecordedTest] = {}
+        self.problems: list[str] = []
+        self.writer: RecordWriter | None = None
+        if config.option.conformance_record:
+            command_line = os.environ.get(COMMAND_LINE_ENV_VAR)
+            provenance = collect_provenance(
+                entry, get_current_platform(),
+                json.loads(command_line) if command_line
+                else ["pytest", *config.invocation_params.args],
+            )
+            self.writer = RecordWriter(config.option.conformance_record, provenance)
 
     def _add(self, nodeid: str, reports: dict[str, pytest.TestReport], outcome: str,
              message: str) -> None:
         if nodeid in self.recorded:
             return
-        self.recorded.add(nodeid)
-        contract = next(
-            (v for r in reports.values() for k, v in r.user_properties if k == "contract"),
-            None,
+        from conformance.suites.registry import contract_of_nodeid
+
+        contract = next((c for r in reports.values() if (c := contract_property(r))), None)
+        result = RecordedTest(
+            nodeid, contract or contract_of_nodeid(nodeid), outcome,
+            sum(r.duration for r in reports.values()), message,
         )
-        duration = sum(r.duration for r in reports.values())
-        self.writer.add(RecordedTest(nodeid, contract, outcome, duration, message))
+        self.recorded[nodeid] = result
+        if self.writer is not None:
+            self.writer.add(result)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         reports = self.pending.setdefault(report.nodeid, {})
         reports[report.when] = report
-        if report.when == "teardown":
-            self._add(report.nodeid, self.pending.pop(report.nodeid), *_classify(reports))
-        elif report.when not in ("setup", "call"):
-            # pytest-xdist reports a test whose worker died with when="???".
-            reports = self.pending.pop(report.nodeid)
-            self._add(report.nodeid, reports, outcomes.CRASHED, _message(report))
+        if report.when in ("teardown", "???"):
+            self._add(report.nodeid, self.pending.pop(report.nodeid), *classify(reports))
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
             self._add(report.nodeid or "<collection>", {}, outcomes.ERROR,
                       "collection failed: " + report.longreprtext[:_MESSAGE_LIMIT])
 
+    def _unrun_suites(self) -> list[str]:
+        ran: dict[str, bool] = {}
+        for result in self.recorded.values():
+            if result.contract is not None:
+                suite = result.contract.split(".")[0]
+                ran[suite] = ran.get(suite, False) or result.outcome in _RAN
+        return sorted(suite for suite, any_ran in ran.items() if not any_ran)
+
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         for nodeid, reports in self.pending.items():
-            self._add(nodeid, reports, *_classify(reports))
+            self._add(nodeid, reports, *classify(reports))
         self.pending.clear()
-        self.writer.finish(exitstatus)
+        for suite in self._unrun_suites():
+            self.problems.append(f"the {suite} suite ran no test: every one was skipped "
+                                 "or not supported, which proves nothing")
+            self._add(f"{suite}/<suite>", {}, outcomes.ERROR, self.problems[-1])
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        if self.writer is not None:
+            self.writer.finish(session.exitstatus)
 
     def pytest_terminal_summary(self, terminalreporter) -> None:
-        terminalreporter.write_line(f"conformance record: {self.writer.path}")
+        for waiver in self.verdicts.unmatched():
+            terminalreporter.write_line(
+                f"expectations: waiver for {waiver.id!r} matches no collected test",
+                yellow=True)
+        for problem in self.problems:
+            terminalreporter.write_line(f"ERROR: {problem}", red=True)
+        if self.writer is not None:
+            terminalreporter.write_line(f"conformance record: {self.writer.path}")

@@ -2,8 +2,10 @@
 
 ``verify_record`` answers with a one-line verdict and an exit code:
 
-- 0 ``CONFORMANT``: a valid, complete record with no failing outcome;
-- 1 ``NOT CONFORMANT``: a valid, complete record in which some contract failed;
+- 0 ``CONFORMANT``: a valid, complete record in which every required contract of
+  the mustpass list ran once and passed, is waived or is declared not supported;
+- 1 ``NOT CONFORMANT``: a valid, complete record in which some contract has another
+  outcome, or some required contract never ran;
 - 2 ``INVALID``: not JSON, not matching the schema, made by other suites than the
   ones installed, or with roll-ups that do not match its tests;
 - 3 ``INCOMPLETE``: valid, but from a run that never finished (killed or running).
@@ -36,6 +38,17 @@ class Verdict:
     @property
     def valid(self) -> bool:
         return self.exit_code != INVALID
+
+
+#: Contract outcomes a conformant record may hold (``skipped`` is not one: nothing
+#: was shown).
+ALLOWED = (outcomes.PASSED, outcomes.NOT_SUPPORTED, outcomes.WAIVED)
+
+
+def load_mustpass() -> dict[str, str]:
+    """Required contract ids of this kit release, with their rules."""
+    text = (resources.files("conformance.results") / "mustpass.json").read_text()
+    return json.loads(text)["contracts"]
 
 
 def load_schema() -> dict:
@@ -100,16 +113,27 @@ def verify_record(path: str | Path) -> Verdict:
             f"INCOMPLETE: {path} is a valid record of a run of {who} that did not "
             f"finish; {len(record['tests'])} tests recorded ({summary})",
         )
-    failing = [c for c, r in record["contracts"].items() if r["outcome"] in outcomes.FAILING]
-    if failing:
-        shown = ", ".join(failing[:5]) + (f" and {len(failing) - 5} more" if len(failing) > 5 else "")
-        return Verdict(
-            NOT_CONFORMANT,
-            f"NOT CONFORMANT: {who}: {len(failing)} of {len(record['contracts'])} "
-            f"contracts failed ({shown}); tests: {summary}",
-        )
+    contracts = record["contracts"]
+    failing = [c for c, r in contracts.items() if r["outcome"] not in ALLOWED]
+    missing = [c for c in load_mustpass() if c not in contracts]
+    if failing or missing:
+        reasons = []
+        if failing:
+            reasons.append(f"{len(failing)} of {len(contracts)} contracts not passed "
+                           f"({_first(failing, contracts)})")
+        if missing:
+            reasons.append(f"{len(missing)} required contracts never ran "
+                           f"({_first(missing)}): a partial run proves only part")
+        return Verdict(NOT_CONFORMANT,
+                       f"NOT CONFORMANT: {who}: {'; '.join(reasons)}; tests: {summary}")
     return Verdict(
         CONFORMANT,
         f"CONFORMANT: {who} on {record['provenance']['device']['name']}: "
         f"{len(record['contracts'])} contracts; tests: {summary}",
     )
+
+
+def _first(ids: list[str], contracts: dict | None = None, shown: int = 5) -> str:
+    listed = [f"{c}: {contracts[c]['outcome']}" if contracts else c for c in ids[:shown]]
+    more = f" and {len(ids) - shown} more" if len(ids) > shown else ""
+    return ", ".join(listed) + more

@@ -146,7 +146,13 @@ class RankPool:
                 connection.send((check, args))
             except OSError:  # the rank died since the last check
                 self._raise_crashed(rank, check.__name__)
-        return self._collect(check.__name__, self.timeout)
+        try:
+            return self._collect(check.__name__, self.timeout)
+        except BaseException:
+            # Interrupted (a test timeout, Ctrl-C): replies may still be in flight,
+            # so this pool cannot be trusted any more; the next check starts afresh.
+            self._kill()
+            raise
 
     def close(self) -> None:
         """Stop every rank; kill those that do not stop."""

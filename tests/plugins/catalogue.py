@@ -194,6 +194,14 @@ BROKEN.update({
 #: Correct plugins run with TRITON_INTERPRET=1: the Attention suite must pass them.
 INTERPRETED = {"triton_interpreted": "kit_test_plugins.attention:TritonInterpretedPlatform.plugin"}
 
+#: Plugins that crash or hang in exactly one Platform-suite test, and its contract.
+ISOLATED = {
+    "crashing_stream": ("kit_test_plugins.runtime:CrashingStreamPlatform.plugin",
+                        "platform.runtime.stream"),
+    "hanging_pin_memory": ("kit_test_plugins.runtime:HangingPinMemoryPlatform.plugin",
+                           "platform.runtime.pin_memory"),
+}
+
 #: Plugins that hang; runs against them are killed by the tests.
 HANGING = {"hanging_synchronize": "kit_test_plugins.runtime:HangingSynchronizePlatform.plugin"}
 
@@ -233,6 +241,7 @@ def all_entry_points() -> dict[str, str]:
     entries.update({name: target for name, (target, _, _) in BROKEN.items()})
     entries.update({name: target for name, (target, _) in UNLOADABLE.items()})
     entries.update(HANGING)
+    entries.update({name: target for name, (target, _) in ISOLATED.items()})
     entries.update({name: target for name, (target, _, _) in MISBEHAVING_COMMUNICATORS.items()})
     entries.update(INTERPRETED)
     return entries

@@ -73,3 +73,24 @@ class HangingSynchronizePlatform(TestPlatform):
         import time
 
         time.sleep(3600)
+
+
+class CrashingStreamPlatform(TestPlatform):
+    """Segfaults when asked for a stream (a driver bug): one test must crash, alone."""
+
+    @classmethod
+    def Stream(cls):  # noqa: N802
+        import ctypes
+
+        ctypes.string_at(0)  # reads address 0: SIGSEGV
+
+
+class HangingPinMemoryPlatform(TestPlatform):
+    """Never answers whether pinned memory exists: one test must time out, alone."""
+
+    @classmethod
+    def is_pin_memory_available(cls) -> bool:
+        import time
+
+        time.sleep(3600)
+        return False
