@@ -35,6 +35,10 @@ SUPPORTED_DTYPES = (torch.float32, torch.bfloat16, torch.float16)
 SUPPORTED_HEAD_SIZES = (32, 64, 128, 256)
 #: Block sizes are powers of two from this up: a block then holds whole cache lines.
 MIN_BLOCK_SIZE = 16
+#: Decode requests are computed together in groups whose gathered keys and values
+#: take at most this many bytes: few ops per group, and data that stays in the L2/L3
+#: cache between the gather and the products that read it.
+DECODE_GROUP_BYTES = 4 << 20
 KV_CACHE_DTYPES = {"auto": None, "float32": torch.float32, "bfloat16": torch.bfloat16,
                    "float16": torch.float16}
 
@@ -85,6 +89,18 @@ class CpuAttentionImpl(AttentionImpl):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self._accepted: set[tuple[torch.dtype, int]] = set()
+        self._workspace: dict[tuple[str, torch.dtype], torch.Tensor] = {}
+
+    def _buffer(self, name: str, shape: tuple[int, ...], dtype: torch.dtype, device) -> torch.Tensor:
+        """A scratch tensor of ``shape``, reused across calls: a fresh multi-megabyte
+        tensor per request would cost more in page faults than the copy into it."""
+        numel = 1
+        for size in shape:
+            numel *= size
+        flat = self._workspace.get((name, dtype))
+        if flat is None or flat.numel() < numel or flat.device != device:
+            flat = self._workspace[(name, dtype)] = torch.empty(numel, dtype=dtype, device=device)
+        return flat[:numel].view(shape)
 
     def check_configuration(self, dtype: torch.dtype, block_size: int) -> None:
         """Raise ``ValueError`` naming the reasons unless the backend supports this
@@ -127,9 +143,18 @@ class CpuAttentionImpl(AttentionImpl):
         seq_lens = metadata.seq_lens.tolist()
         block_size = kv_cache.shape[2]
         plain = self.sliding_window is None and self.logits_soft_cap is None
+        decodes = [r for r in range(len(seq_lens)) if starts[r + 1] - starts[r] == 1]
+        if decodes:
+            # Groups whose gathered keys and values (float32) stay within the cache.
+            longest = max(seq_lens[r] for r in decodes)
+            per_request = 2 * 4 * self.num_kv_heads * self.head_size * -(-longest // block_size) * block_size
+            size = max(1, DECODE_GROUP_BYTES // per_request)
+            for i in range(0, len(decodes), size):
+                group = decodes[i : i + size]
+                self._decode(query, kv_cache, metadata, group, [starts[r] for r in group], output)
         for r, seq_len in enumerate(seq_lens):
             start, end = starts[r], starts[r + 1]
-            if start == end:
+            if end - start <= 1:  # nothing to do, or a decode (done above)
                 continue
             context_len = seq_len - (end - start)
             if context_len == 0 and plain and kv_cache.dtype == query.dtype:
@@ -140,11 +165,53 @@ class CpuAttentionImpl(AttentionImpl):
             first_block = first_visible // block_size
             blocks = metadata.block_table[r, first_block : -(-seq_len // block_size)].long()
             num_keys = seq_len - first_block * block_size
-            k = kv_cache[0].index_select(0, blocks).view(-1, self.num_kv_heads, self.head_size)[:num_keys]
-            v = kv_cache[1].index_select(0, blocks).view(-1, self.num_kv_heads, self.head_size)[:num_keys]
+            k, v = (self._gather(kv_cache[i], blocks, name)[:num_keys] for i, name in enumerate("kv"))
             key_pos = torch.arange(first_block * block_size, seq_len, device=query.device)
             query_pos = torch.arange(context_len, seq_len, device=query.device)
             self._paged(query[start:end], k, v, query_pos, key_pos, output[start:end])
+
+    def _decode(self, query, kv_cache, metadata: AttentionMetadata, requests: list[int],
+                tokens: list[int], output) -> None:
+        """Every decode request (one new token, at the end of its context) at once, in
+        a fixed number of ops: contexts padded to the longest and masked. Ops over the
+        whole batch rather than per request matter on a busy machine, where each
+        multi-threaded op can wait a scheduler tick for its second thread."""
+        device, block_size = query.device, kv_cache.shape[2]
+        rows = torch.tensor(requests, device=device)
+        seq_lens = metadata.seq_lens[rows].long()
+        num_blocks = -(-int(seq_lens.max()) // block_size)
+        # Entries past a context may be -1: read any block there, it is masked below.
+        blocks = metadata.block_table[rows, :num_blocks].long().clamp(min=0).flatten()
+        shape = (len(requests), num_blocks * block_size, self.num_kv_heads, self.head_size)
+        k, v = (self._gather(kv_cache[i], blocks, name).view(shape) for i, name in enumerate("kv"))
+        query_pos = seq_lens - 1
+        allowed = self.allowed(query_pos[:, None], torch.arange(shape[1], device=device))[:, 0]  # [reqs, keys]
+        # NaN in unused slots must not reach the sum (0 * NaN is NaN): zero the few
+        # masked positions rather than pass over all values.
+        v.view(-1, self.num_kv_heads, self.head_size).index_fill_(0, (~allowed).flatten().nonzero()[:, 0], 0)
+        group = self.num_heads // self.num_kv_heads
+        q = query[tokens].to(torch.float32).view(len(requests), self.num_kv_heads, group, -1) * self.scale
+        # One batched product per KV head: [reqs, group, D] x [reqs, D, keys].
+        scores = torch.stack([torch.bmm(q[:, h], k[:, :, h].transpose(1, 2))
+                              for h in range(self.num_kv_heads)], dim=1)
+        if self.logits_soft_cap is not None:
+            scores = torch.tanh(scores / self.logits_soft_cap).mul_(self.logits_soft_cap)
+        scores.masked_fill_(~allowed[:, None, None, :], float("-inf"))
+        weights = scores.sub_(scores.amax(dim=-1, keepdim=True)).exp_()
+        total = weights.sum(dim=-1, keepdim=True)
+        acc_dtype = self.accumulate_dtype or query.dtype
+        summed = torch.stack([torch.bmm(weights[:, h].to(acc_dtype), v[:, :, h].to(acc_dtype))
+                              for h in range(self.num_kv_heads)], dim=1)
+        output[tokens] = (summed / total).view(len(requests), self.num_heads, -1).to(output.dtype)
+
+    def _gather(self, cache: torch.Tensor, blocks: torch.Tensor, name: str) -> torch.Tensor:
+        """The cache blocks ``blocks`` of one of keys/values, end to end, as float32
+        ``[positions, kv_heads, head_size]``."""
+        shape = (blocks.shape[0], *cache.shape[1:])
+        gathered = torch.index_select(cache, 0, blocks, out=self._buffer(name, shape, cache.dtype, cache.device))
+        if cache.dtype != torch.float32:
+            gathered = self._buffer(name, shape, torch.float32, cache.device).copy_(gathered)
+        return gathered.view(-1, self.num_kv_heads, self.head_size)
 
     def _prefill(self, q, k, v, out) -> None:
         """Causal attention of a request over its own new tokens (no earlier context)."""
@@ -169,7 +236,7 @@ class CpuAttentionImpl(AttentionImpl):
         # [kv_heads, group * queries, D]: each KV head's query heads stacked as rows.
         q = q.to(compute).view(num_queries, self.num_kv_heads, group, -1).permute(1, 2, 0, 3)
         q = q.reshape(self.num_kv_heads, group * num_queries, -1)
-        scores = torch.matmul(q * self.scale, k.to(compute).permute(1, 2, 0))
+        scores = torch.matmul(q * self.scale, k.permute(1, 2, 0))
         if self.logits_soft_cap is not None:
             scores = torch.tanh(scores / self.logits_soft_cap).mul_(self.logits_soft_cap)
         scores = scores.view(self.num_kv_heads, group, num_queries, -1)
