@@ -117,8 +117,10 @@ class LLM:
             raise ValueError(f"{len(sampling_params)} sampling params for {len(prompts)} prompts")
         requests = [self._tokenize(i, p) for i, p in enumerate(prompts)]
         for i, ((_, token_ids), params) in enumerate(zip(requests, sampling_params)):
+            if not isinstance(params, SamplingParams):
+                raise ValueError(f"prompt {i}: expected SamplingParams, got {params!r}")
             try:
-                self._check_request(token_ids, params)
+                self.llm_engine.check_request(token_ids, params)
             except ValueError as exc:
                 raise ValueError(f"prompt {i}: {exc}") from None
         ids = [str(next(self._request_counter)) for _ in prompts]
@@ -133,11 +135,6 @@ class LLM:
         if isinstance(prompt, dict) and "prompt_token_ids" in prompt:
             return prompt.get("prompt"), list(prompt["prompt_token_ids"])
         raise ValueError(f"prompt {index}: expected a string or {{'prompt_token_ids': [...]}}, got {prompt!r}")
-
-    def _check_request(self, token_ids: list[int], params: SamplingParams) -> None:
-        if not isinstance(params, SamplingParams):
-            raise ValueError(f"expected SamplingParams, got {params!r}")
-        self.llm_engine.check_request(token_ids, params)
 
     def _run(self, total: int, use_tqdm: bool) -> dict[str, Sequence]:
         progress = _Progress(total) if use_tqdm and sys.stderr.isatty() else None

@@ -1,0 +1,132 @@
+"""Output tokens per second of the reference engine beside Hugging Face ``generate``.
+
+Both run the same seeded weights (the ``small`` preset unless told otherwise) in the
+same process, one after the other, on the platform's device:
+
+  (a) one request: a 64-token prompt, 128 new tokens;
+  (b) 16 requests, prompts of 16..256 tokens, 128 new tokens each.
+
+Every figure is the median of ``--repeats`` timed runs after one warm-up. Run:
+``python bench/throughput.py [--model small] [--dtypes bfloat16 float32] [--repeats 3]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import time
+
+import torch
+
+from conformance.reference_engine import LLM, SamplingParams
+from conformance.reference_engine.models.config import get_model_config
+from conformance.reference_engine.models.loader import random_weights
+from conformance.reference_engine.platforms import current_platform
+
+NEW_TOKENS = 128
+
+
+def workloads(vocab_size: int) -> dict[str, list[list[int]]]:
+    def prompt(length: int, salt: int) -> list[int]:
+        return [1] + [(salt * 7919 + 104729 * i) % (vocab_size - 3) + 3 for i in range(length - 1)]
+
+    lengths = [16 + round(i * (256 - 16) / 15) for i in range(16)]
+    return {"a": [prompt(64, 0)], "b": [prompt(n, i) for i, n in enumerate(lengths)]}
+
+
+def hf_model(model: str, dtype: torch.dtype, seed: int):
+    """transformers' LlamaForCausalLM holding exactly the engine's weights."""
+    import transformers
+
+    config = get_model_config(model)
+    hf_config = transformers.LlamaConfig(
+        hidden_size=config.hidden_size,
+        num_hidden_layers=config.num_hidden_layers,
+        num_attention_heads=config.num_attention_heads,
+        num_key_value_heads=config.num_key_value_heads,
+        intermediate_size=config.intermediate_size,
+        vocab_size=config.vocab_size,
+        rms_norm_eps=config.rms_norm_eps,
+        rope_theta=config.rope_theta,
+        max_position_embeddings=config.max_position_embeddings,
+        tie_word_embeddings=config.tie_word_embeddings,
+        pad_token_id=0,
+    )
+    hf = transformers.LlamaForCausalLM(hf_config)
+    hf.load_state_dict(dict(random_weights(config, seed)), strict=not config.tie_word_embeddings)
+    return hf.to(device=current_platform.torch_device(), dtype=dtype).eval()
+
+
+def hf_generate(hf, prompts: list[list[int]]) -> int:
+    """Greedy, left-padded batch, exactly NEW_TOKENS each; returns tokens generated."""
+    width = max(map(len, prompts))
+    ids = torch.tensor([[0] * (width - len(p)) + p for p in prompts])
+    mask = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in prompts])
+    device = current_platform.torch_device()
+    with torch.inference_mode():
+        out = hf.generate(
+            input_ids=ids.to(device), attention_mask=mask.to(device), do_sample=False,
+            max_new_tokens=NEW_TOKENS, min_new_tokens=NEW_TOKENS, pad_token_id=0,
+        )
+    return (out.shape[1] - width) * len(prompts)
+
+
+def engine_generate(llm: LLM, prompts: list[list[int]]) -> int:
+    params = SamplingParams(temperature=0, max_tokens=NEW_TOKENS, ignore_eos=True)
+    outputs = llm.generate([{"prompt_token_ids": p} for p in prompts], params, use_tqdm=False)
+    return sum(len(o.outputs[0].token_ids) for o in outputs)
+
+
+def rate(run, prompts) -> float:
+    current_platform.synchronize()
+    start = time.perf_counter()
+    tokens = run(prompts)
+    current_platform.synchronize()
+    return tokens / (time.perf_counter() - start)
+
+
+def median_rates(runs, prompts, repeats: int) -> list[float]:
+    """Median output tokens/s of each of ``runs``, timed in alternation (so a busy
+    spell on the machine hits all of them alike) after one warm-up each."""
+    for run in runs:
+        run(prompts)  # first-call allocations and kernel selection
+    rates = [[] for _ in runs]
+    for _ in range(repeats):
+        for run, measured in zip(runs, rates):
+            measured.append(rate(run, prompts))
+    return [statistics.median(r) for r in rates]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default="small")
+    parser.add_argument("--dtypes", nargs="+", default=["bfloat16", "float32"])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--workloads", nargs="+", default=["a", "b"], choices=["a", "b"])
+    args = parser.parse_args()
+    torch.manual_seed(0)
+    jobs = workloads(get_model_config(args.model).vocab_size)
+    print(f"device: {current_platform.get_device_name()}, torch {torch.__version__}, "
+          f"threads {torch.get_num_threads()}, median of {args.repeats}, "
+          f"load average at start {os.getloadavg()[0]:.1f}")
+    print(f"{'dtype':9} {'load':4} {'engine tok/s':>12} {'HF tok/s':>9} {'ratio':>6}")
+    for dtype in args.dtypes:
+        llm = LLM(model=args.model, dtype=dtype, max_model_len=512, max_num_seqs=16,
+                  max_num_batched_tokens=2048)
+        hf = hf_model(args.model, getattr(torch, dtype), llm.config.seed)
+        print(f"engine attention backend: {llm.config.attention_backend.rpartition('.')[2]}")
+        for name in args.workloads:
+            ours, theirs = median_rates(
+                [lambda p: engine_generate(llm, p), lambda p: hf_generate(hf, p)], jobs[name], args.repeats
+            )
+            print(f"{dtype:9} ({name})  {ours:12.1f} {theirs:9.1f} {ours / theirs:5.2f}x", flush=True)
+        llm.shutdown()
+        del hf
+    # Two busy cores make every multi-threaded op wait on a descheduled thread: figures
+    # taken under load say more about the load than about the engines.
+    print(f"load average at end {os.getloadavg()[0]:.1f}")
+
+
+if __name__ == "__main__":
+    main()
