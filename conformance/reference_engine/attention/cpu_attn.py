@@ -8,10 +8,13 @@ heads at once:
 - a request with no earlier context and no sliding window or soft cap (a plain
   prefill) goes to ``torch.nn.functional.scaled_dot_product_attention`` on its own
   keys and values, which are exactly what the cache now holds;
+- decode requests (one new token) are computed together, in groups small enough for
+  their gathered blocks to stay in the CPU cache, padded to the group's longest
+  context and masked;
 - every other request gathers the cache blocks it reads (``index_select`` of whole
   blocks, skipping blocks a sliding window has passed) and computes
-  ``softmax(scale * q.k) v`` for all its query heads in two matrix products, one per
-  KV head group, with GQA as a reshape (query head ``h`` reads KV head ``h // group``).
+  ``softmax(scale * q.k) v`` for all its query heads in two batched matrix products,
+  with GQA as a reshape (query head ``h`` reads KV head ``h // group``).
 
 Scores and sums are computed in float32 whatever the model dtype, and normalisation
 is deferred to the end (divide the ``[queries, head_size]`` sum, not the
@@ -172,10 +175,10 @@ class CpuAttentionImpl(AttentionImpl):
 
     def _decode(self, query, kv_cache, metadata: AttentionMetadata, requests: list[int],
                 tokens: list[int], output) -> None:
-        """Every decode request (one new token, at the end of its context) at once, in
-        a fixed number of ops: contexts padded to the longest and masked. Ops over the
-        whole batch rather than per request matter on a busy machine, where each
-        multi-threaded op can wait a scheduler tick for its second thread."""
+        """Decode requests (one new token, at the end of its context) together, in a
+        fixed number of ops: contexts padded to the longest and masked. Few ops matter
+        on a busy machine, where each multi-threaded op can wait a scheduler tick for
+        its second thread."""
         device, block_size = query.device, kv_cache.shape[2]
         rows = torch.tensor(requests, device=device)
         seq_lens = metadata.seq_lens[rows].long()
@@ -185,7 +188,7 @@ class CpuAttentionImpl(AttentionImpl):
         shape = (len(requests), num_blocks * block_size, self.num_kv_heads, self.head_size)
         k, v = (self._gather(kv_cache[i], blocks, name).view(shape) for i, name in enumerate("kv"))
         query_pos = seq_lens - 1
-        allowed = self.allowed(query_pos[:, None], torch.arange(shape[1], device=device))[:, 0]  # [reqs, keys]
+        allowed = self.allowed(query_pos, torch.arange(shape[1], device=device))  # [requests, keys]
         # NaN in unused slots must not reach the sum (0 * NaN is NaN): zero the few
         # masked positions rather than pass over all values.
         v.view(-1, self.num_kv_heads, self.head_size).index_fill_(0, (~allowed).flatten().nonzero()[:, 0], 0)
@@ -194,11 +197,7 @@ class CpuAttentionImpl(AttentionImpl):
         # One batched product per KV head: [reqs, group, D] x [reqs, D, keys].
         scores = torch.stack([torch.bmm(q[:, h], k[:, :, h].transpose(1, 2))
                               for h in range(self.num_kv_heads)], dim=1)
-        if self.logits_soft_cap is not None:
-            scores = torch.tanh(scores / self.logits_soft_cap).mul_(self.logits_soft_cap)
-        scores.masked_fill_(~allowed[:, None, None, :], float("-inf"))
-        weights = scores.sub_(scores.amax(dim=-1, keepdim=True)).exp_()
-        total = weights.sum(dim=-1, keepdim=True)
+        weights, total = self._unnormalised_softmax(scores, allowed[:, None, None, :])
         acc_dtype = self.accumulate_dtype or query.dtype
         summed = torch.stack([torch.bmm(weights[:, h].to(acc_dtype), v[:, :, h].to(acc_dtype))
                               for h in range(self.num_kv_heads)], dim=1)
@@ -228,6 +227,15 @@ class CpuAttentionImpl(AttentionImpl):
             allowed &= query_pos[:, None] - key_pos[None, :] < self.sliding_window
         return allowed
 
+    def _unnormalised_softmax(self, scores: torch.Tensor, allowed: torch.Tensor):
+        """Soft-capped, masked ``exp(scores - max)`` and its sum over keys (the last
+        dim); the caller divides the weighted sum of values by that sum."""
+        if self.logits_soft_cap is not None:
+            scores = torch.tanh(scores / self.logits_soft_cap).mul_(self.logits_soft_cap)
+        scores.masked_fill_(~allowed, float("-inf"))
+        weights = scores.sub_(scores.amax(dim=-1, keepdim=True)).exp_()
+        return weights, weights.sum(dim=-1, keepdim=True)
+
     def _paged(self, q, k, v, query_pos, key_pos, out) -> None:
         """``q`` ``[queries, heads, D]`` over gathered ``k``/``v`` ``[keys, kv_heads, D]``."""
         num_queries, group = q.shape[0], self.num_heads // self.num_kv_heads
@@ -237,13 +245,8 @@ class CpuAttentionImpl(AttentionImpl):
         q = q.to(compute).view(num_queries, self.num_kv_heads, group, -1).permute(1, 2, 0, 3)
         q = q.reshape(self.num_kv_heads, group * num_queries, -1)
         scores = torch.matmul(q * self.scale, k.permute(1, 2, 0))
-        if self.logits_soft_cap is not None:
-            scores = torch.tanh(scores / self.logits_soft_cap).mul_(self.logits_soft_cap)
         scores = scores.view(self.num_kv_heads, group, num_queries, -1)
-        if num_queries > 1 or self.sliding_window is not None:
-            scores.masked_fill_(~self.allowed(query_pos, key_pos), float("-inf"))
-        weights = scores.sub_(scores.amax(dim=-1, keepdim=True)).exp_()
-        total = weights.sum(dim=-1, keepdim=True)
+        weights, total = self._unnormalised_softmax(scores, self.allowed(query_pos, key_pos))
         weights = weights.view(self.num_kv_heads, group * num_queries, -1).to(acc_dtype)
         summed = torch.matmul(weights, v.to(acc_dtype).transpose(0, 1))
         result = summed.view(self.num_kv_heads, group, num_queries, -1) / total
