@@ -99,7 +99,10 @@ class MultiprocExecutor(Executor):
             super().shutdown()
         finally:
             for conn in self.conns:
-                conn.send(None)
+                try:
+                    conn.send(None)
+                except OSError:
+                    pass  # that worker is gone already
             for process in self.processes:
                 process.join(timeout=10)
                 if process.is_alive():

@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import sys
 import time
+import weakref
 
 import torch
 
@@ -82,6 +83,9 @@ class LLM:
         eos = frozenset(model_config.eos_token_ids)
         self.tokenizer = get_tokenizer(model_config.folder, model_config.vocab_size, eos)
         self.llm_engine = LLMEngine(config, model_config, platform, self.tokenizer.eos_token_ids)
+        # A finalizer, not __del__: it also runs at interpreter exit, before
+        # multiprocessing reaps the worker processes it would talk to.
+        self._finalizer = weakref.finalize(self, self.llm_engine.shutdown)
         self._request_counter = itertools.count()
 
     def _attention_backend(self, config: EngineConfig, head_size: int) -> str:
@@ -169,14 +173,9 @@ class LLM:
         return RequestOutput(seq.request_id, prompt, seq.token_ids[: seq.num_prompt_tokens], [completion], True)
 
     def shutdown(self) -> None:
-        """Stop the workers and free their memory (also done when the LLM is collected)."""
-        if self.llm_engine is not None:
-            self.llm_engine.shutdown()
-            self.llm_engine = None
-
-    def __del__(self) -> None:
-        if getattr(self, "llm_engine", None) is not None:
-            self.shutdown()
+        """Stop the workers and free their memory (also done when the LLM is
+        collected, or at exit). Idempotent."""
+        self._finalizer()
 
 
 class _Progress:
