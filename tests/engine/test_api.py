@@ -8,7 +8,7 @@ import re
 import pytest
 
 import conformance.reference_engine as reference_engine
-from conformance.reference_engine import LLM, SamplingParams
+from conformance.reference_engine import SamplingParams
 from conformance.reference_engine.platforms import get_current_platform
 from conformance.reference_engine.platforms.cpu import CpuPlatform
 from conformance.reference_engine.tokenizer import ByteTokenizer
