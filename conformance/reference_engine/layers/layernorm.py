@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 
@@ -20,7 +19,9 @@ class RMSNorm(nn.Module):
         if residual is not None:
             x = x + residual
             residual = x
-        # Normalise in fp32 as Hugging Face does, so low precisions match it.
-        h = F.rms_norm(x.float(), self.weight.shape, eps=self.eps)
+        # Normalise in fp32 as Hugging Face does, so low precisions match it. Written
+        # out: torch's rms_norm on CPU decomposes into more ops than this.
+        h = x.float()
+        h = h * torch.rsqrt(h.square().mean(-1, keepdim=True) + self.eps)
         out = self.weight * h.to(x.dtype)
         return out if residual is None else (out, residual)
