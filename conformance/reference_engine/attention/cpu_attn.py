@@ -214,11 +214,12 @@ class CpuAttentionImpl(AttentionImpl):
 
     def _prefill(self, q, k, v, out) -> None:
         """Causal attention of a request over its own new tokens (no earlier context)."""
+        # As [1, heads, tokens, D]: only 4-D inputs reach torch's fused CPU kernel.
         result = F.scaled_dot_product_attention(
-            q.transpose(0, 1), k.transpose(0, 1), v.transpose(0, 1),
+            q.transpose(0, 1)[None], k.transpose(0, 1)[None], v.transpose(0, 1)[None],
             is_causal=True, scale=self.scale, enable_gqa=True,
         )
-        out.copy_(result.transpose(0, 1))
+        out.copy_(result[0].transpose(0, 1))
 
     def allowed(self, query_pos: torch.Tensor, key_pos: torch.Tensor) -> torch.Tensor:
         """``[queries, keys]``: which keys each query may attend to."""
