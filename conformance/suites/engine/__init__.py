@@ -1,0 +1,1 @@
+"""Engine suite: ``LLM.generate`` on the plugin against the reference platform."""

@@ -1,0 +1,228 @@
+"""The Worker suite's script: hand-made scheduler steps, and workers driven through it
+in the engine's order by the engine's own executors.
+
+The steps are teacher-forced (every decode feeds fixed token ids, not what the last
+step sampled), so each step's expected output depends only on the model and its
+inputs, and one wrong step cannot spoil the comparison of the next.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import dataclasses
+import math
+import os
+
+import torch
+
+from conformance.reference_engine import platforms
+from conformance.reference_engine.attention.backend import AttentionSelectorConfig
+from conformance.reference_engine.config import EngineConfig
+from conformance.reference_engine.engine.step import (
+    ModelRunnerOutput,
+    ScheduledRequest,
+    SchedulerOutput,
+)
+from conformance.reference_engine.executor import MultiprocExecutor, UniProcExecutor
+from conformance.reference_engine.models.config import get_model_config
+from conformance.reference_engine.platforms import Platform
+from conformance.reference_engine.sampling_params import SamplingParams
+from conformance.suites.engine.closeness import TOP_N, Logprobs, Tolerance, position_problem
+
+MODEL = "tiny"
+MAX_MODEL_LEN = 128
+#: KV-cache blocks of the script's workers: room for every request of the script.
+NUM_BLOCKS = 48
+#: Every method an executor calls on a worker through ``collective_rpc``, with the
+#: arguments it passes (``None`` stands for a ``SchedulerOutput``).
+EXECUTOR_CALLS = {
+    "init_device": (), "load_model": (), "determine_available_memory": (),
+    "initialize_cache": (NUM_BLOCKS,), "execute_model": (None,), "check_health": (),
+    "shutdown": (),
+}
+
+GREEDY = SamplingParams(temperature=0.0, logprobs=TOP_N)
+
+
+def reference_platform() -> type[Platform]:
+    """The platform every other is compared with: the built-in ``cpu``."""
+    return platforms.load_platform("cpu")
+
+
+@contextlib.contextmanager
+def selected(platform: type[Platform]):
+    """``platform`` is this process's ``current_platform`` inside the block (the
+    generic Worker reaches its device through it), and the previous one after."""
+    previous = platforms.get_current_platform()
+    platforms._selected = platform
+    try:
+        yield
+    finally:
+        platforms._selected = previous
+
+
+@contextlib.contextmanager
+def host_threads(n: int = 1):
+    """At most ``n`` host intra-op threads inside the block, here and in the rank
+    processes started in it. The tiny model's ops are too small to gain from more, and
+    on a shared machine (kit tests run suites side by side) each op's thread barrier
+    then waits for a time slice: a step can take 50x longer. Device work is unaffected."""
+    previous, variable = torch.get_num_threads(), os.environ.get("OMP_NUM_THREADS")
+    torch.set_num_threads(min(n, previous))
+    os.environ["OMP_NUM_THREADS"] = str(min(n, previous))
+    try:
+        yield
+    finally:
+        torch.set_num_threads(previous)
+        if variable is None:
+            os.environ.pop("OMP_NUM_THREADS", None)
+        else:
+            os.environ["OMP_NUM_THREADS"] = variable
+
+
+def suite_dtype(platform: type[Platform]) -> torch.dtype:
+    """float32 where declared (exact comparisons), else the first declared dtype."""
+    dtypes = platform.capabilities.dtypes
+    return torch.float32 if torch.float32 in dtypes else dtypes[0]
+
+
+def engine_config(platform: type[Platform], dtype: torch.dtype, **overrides) -> EngineConfig:
+    """The config ``LLM`` would build for the tiny model on ``platform``."""
+    model_config = get_model_config(MODEL)
+    block_sizes = platform.capabilities.block_sizes
+    settings = dict(block_size=16 if 16 in block_sizes else block_sizes[0],
+                    max_model_len=MAX_MODEL_LEN, max_num_seqs=8, max_num_batched_tokens=256)
+    config = EngineConfig(model=MODEL, architecture=model_config.architecture, dtype=dtype,
+                          **{**settings, **overrides})
+    platform.check_and_update_config(config)
+    config.attention_backend = platform.get_attn_backend_cls(AttentionSelectorConfig(
+        head_size=model_config.head_size, dtype=config.dtype, block_size=config.block_size,
+        kv_cache_dtype=config.kv_cache_dtype))
+    return config
+
+
+@dataclasses.dataclass
+class Step:
+    kind: str  # "prefill", "decode", "mixed" or "seeded"
+    output: SchedulerOutput
+
+
+#: Tokens any one request of the script reaches, at most.
+REQUEST_LEN = 32
+
+
+class _Request:
+    """A request's bookkeeping while the script is written: its own blocks, enough
+    for ``REQUEST_LEN`` tokens."""
+
+    def __init__(self, request_id: str, blocks: list[int]) -> None:
+        self.id = request_id
+        self.blocks = blocks
+        self.computed = 0
+        self.outputs = 0
+
+    def schedule(self, token_ids: list[int], params: SamplingParams, sample: bool = True) -> ScheduledRequest:
+        scheduled = ScheduledRequest(self.id, token_ids, self.computed, list(self.blocks), params,
+                                     self.outputs, sample)
+        self.computed += len(token_ids)
+        self.outputs += sample
+        return scheduled
+
+
+def _tokens(n: int, salt: int) -> list[int]:
+    return [(salt * 131 + 37 * k) % 4000 + 10 for k in range(n)]
+
+
+def script(block_size: int) -> list[Step]:
+    """Prefill of two requests, three decodes, two mixed steps (a chunked prefill
+    beside decodes), then a seeded sampling step twice over, unchanged."""
+    names = ["a", "b", "c", "d1", "d2", "d3", "e"]
+    per_request = math.ceil(REQUEST_LEN / block_size)
+    assert len(names) * per_request <= NUM_BLOCKS
+    a, b, c, *seeded = (_Request(name, list(range(i * per_request, (i + 1) * per_request)))
+                        for i, name in enumerate(names))
+    steps = [Step("prefill", SchedulerOutput([a.schedule(_tokens(19, 1), GREEDY),
+                                              b.schedule(_tokens(7, 2), GREEDY)]))]
+    for i in range(3):
+        steps.append(Step("decode", SchedulerOutput([a.schedule(_tokens(1, 10 + i), GREEDY),
+                                                     b.schedule(_tokens(1, 20 + i), GREEDY)])))
+    steps.append(Step("mixed", SchedulerOutput([c.schedule(_tokens(12, 3), GREEDY, sample=False),
+                                                a.schedule(_tokens(1, 30), GREEDY),
+                                                b.schedule(_tokens(1, 31), GREEDY)])))
+    steps.append(Step("mixed", SchedulerOutput([a.schedule(_tokens(1, 32), GREEDY),
+                                                c.schedule(_tokens(9, 4), GREEDY),
+                                                b.schedule(_tokens(1, 33), GREEDY)])))
+    *with_seed, unseeded = seeded
+    seeded_step = SchedulerOutput(
+        [r.schedule(_tokens(5 + i, 40 + i), SamplingParams(temperature=1.0, seed=1000 + i))
+         for i, r in enumerate(with_seed)]
+        + [unseeded.schedule(_tokens(8, 50), SamplingParams(temperature=1.0))])
+    steps += [Step("seeded", seeded_step), Step("seeded", copy.deepcopy(seeded_step))]
+    return steps
+
+
+@dataclasses.dataclass
+class StepResult:
+    """What one step returned: per sampled request, its token and logprobs."""
+
+    req_ids: list[str]
+    tokens: list[int]
+    logprobs: list[Logprobs]
+
+    @classmethod
+    def of(cls, output: ModelRunnerOutput) -> StepResult:
+        rows = output.logprobs or [{} for _ in output.req_ids]
+        return cls(list(output.req_ids), [int(t) for t in output.sampled_token_ids],
+                   [{int(t): float(lp) for t, (lp, _) in row.items()} for row in rows])
+
+
+@dataclasses.dataclass
+class Run:
+    """A worker driven through the script from start to shutdown."""
+
+    available_memory: list[int]  # two calls of determine_available_memory
+    steps: list[Step]
+    results: list[StepResult]
+
+
+def drive(executor, steps: list[Step]) -> Run:
+    """The engine's order after the executor built the workers: available memory
+    (asked twice), cache, every step, health check, shutdown."""
+    try:
+        available = [executor.collective_rpc("determine_available_memory")[0] for _ in range(2)]
+        executor.collective_rpc("initialize_cache", (NUM_BLOCKS,))
+        # A copy per call: a worker may keep or change what it is given.
+        results = [StepResult.of(executor.execute_model(copy.deepcopy(s.output))) for s in steps]
+        executor.collective_rpc("check_health")
+    finally:
+        executor.shutdown()
+    return Run(available, steps, results)
+
+
+def step_problems(reference: Run, indices: list[int], results: list[StepResult],
+                  tolerance: Tolerance) -> list[str]:
+    """Where ``results`` (of the script's steps ``indices``) differ from the
+    reference's: other requests sampled, or a pick or its logprobs outside the tolerance."""
+    problems = []
+    for i, got in zip(indices, results, strict=True):
+        ref = reference.results[i]
+        if got.req_ids != ref.req_ids:
+            problems.append(f"step {i}: sampled requests {got.req_ids}, expected {ref.req_ids}")
+            continue
+        for rid, *position in zip(ref.req_ids, ref.tokens, ref.logprobs, got.tokens, got.logprobs):
+            if problem := position_problem(*position, tolerance):
+                problems.append(f"step {i} ({reference.steps[i].kind}), request {rid!r}: {problem}")
+    return problems
+
+
+def run_in_process(platform: type[Platform], config: EngineConfig, steps: list[Step]) -> Run:
+    with selected(platform), host_threads():
+        return drive(UniProcExecutor(config, platform), steps)
+
+
+def run_multiprocess(platform_name: str, config: EngineConfig, steps: list[Step]) -> Run:
+    """One spawned rank process, resolving the plugin by name as the engine does."""
+    config = dataclasses.replace(config, distributed_executor_backend="mp")
+    with host_threads():
+        return drive(MultiprocExecutor(config, platform_name), steps)

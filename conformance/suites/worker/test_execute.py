@@ -1,0 +1,58 @@
+"""Worker suite, execute_model: the plugin's worker samples what the reference's does,
+step by step, for prefill, decode and mixed batches and for seeded sampling."""
+
+from __future__ import annotations
+
+import pytest
+
+from conformance.suites.worker.driving import step_problems
+
+
+def _compare_steps(kind: str, reference_run, plugin_run, tolerance) -> None:
+    indices = [i for i, step in enumerate(plugin_run.steps) if step.kind == kind]
+    assert indices, f"the script has no {kind} step"
+    problems = step_problems(reference_run, indices, [plugin_run.results[i] for i in indices], tolerance)
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.contract("worker.execute.prefill")
+def test_prefill_matches_reference(reference_run, plugin_run, tolerance):
+    """A batch of prefills returns, per request, the reference worker's greedy token
+    (in float32 exactly; in half dtypes by the top-N closeness rule) and logprobs
+    within the dtype's tolerance."""
+    _compare_steps("prefill", reference_run, plugin_run, tolerance)
+
+
+@pytest.mark.contract("worker.execute.decode")
+def test_decode_matches_reference(reference_run, plugin_run, tolerance):
+    """Successive decode steps return, per request, the reference worker's greedy
+    token for that step and logprobs within the dtype's tolerance."""
+    _compare_steps("decode", reference_run, plugin_run, tolerance)
+
+
+@pytest.mark.contract("worker.execute.mixed")
+def test_mixed_batch_matches_reference(reference_run, plugin_run, tolerance):
+    """A batch mixing a chunked prefill with decodes samples only the requests that
+    reach their end, each with the reference worker's greedy token and logprobs
+    within the dtype's tolerance."""
+    _compare_steps("mixed", reference_run, plugin_run, tolerance)
+
+
+@pytest.mark.contract("worker.execute.seeded_sampling")
+def test_seeded_sampling_reproducible(reference_run, plugin_run, tolerance):
+    """A request with a seed samples the same token whenever the same step is run
+    again (whatever the worker's own generator has drawn since) and, in float32, the
+    token the reference worker samples."""
+    first, again = [i for i, step in enumerate(plugin_run.steps) if step.kind == "seeded"]
+    seeded = {r.request_id for r in plugin_run.steps[first].output.requests if r.params.seed is not None}
+
+    def picks(result):
+        return {rid: t for rid, t in zip(result.req_ids, result.tokens) if rid in seeded}
+
+    assert picks(plugin_run.results[again]) == picks(plugin_run.results[first]), (
+        "the same seeded step run twice sampled different tokens: "
+        f"{picks(plugin_run.results[first])} then {picks(plugin_run.results[again])}")
+    if tolerance.exact_tokens:
+        assert picks(plugin_run.results[first]) == picks(reference_run.results[first]), (
+            f"seeded picks {picks(plugin_run.results[first])}, "
+            f"the reference worker's {picks(reference_run.results[first])}")
