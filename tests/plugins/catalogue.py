@@ -191,6 +191,42 @@ BROKEN.update({
          "attention.forward.output_in_place", "attention.numerics.fp16_long_context", "attention.features.logits_soft_cap", "attention.features.sliding_window"}),
 })
 
+#: Broken workers (suite "worker"): each the generic Worker with one bug.
+BROKEN.update({
+    "worker_overstated_memory": (
+        "kit_test_plugins.worker:OverstatedMemoryWorkerPlatform.plugin", "worker",
+        # Twice the device is above the device and above any fraction of it.
+        {"worker.memory.available_bounds", "worker.memory.fraction"}),
+    "worker_unstable_memory": (
+        "kit_test_plugins.worker:UnstableMemoryWorkerPlatform.plugin", "worker",
+        {"worker.memory.stable"}),
+    "worker_seed_ignoring": (
+        "kit_test_plugins.worker:SeedIgnoringWorkerPlatform.plugin", "worker",
+        {"worker.execute.seeded_sampling"}),
+    "worker_stale_tokens": (
+        "kit_test_plugins.worker:StaleTokensWorkerPlatform.plugin", "worker",
+        # Every step sampling a request sampled the step before (the repeated seeded
+        # step samples the same tokens anyway); the rank process runs the same steps.
+        {"worker.execute.decode", "worker.execute.mixed", "worker.lifecycle.multiprocess"}),
+    "worker_leaking": (
+        "kit_test_plugins.worker:LeakingWorkerPlatform.plugin", "worker",
+        {"worker.memory.shutdown_releases"}),
+})
+
+#: The same workers seen by the Engine suite (suite "engine"): what they do to generation.
+BROKEN.update({
+    "engine_stale_tokens": (
+        "kit_test_plugins.worker:StaleTokensWorkerPlatform.plugin", "engine",
+        # Every token comes out twice, in every dtype and world size; alone or in a
+        # batch it does so the same way.
+        {"engine.generate.fp32_greedy", "engine.generate.half_logprobs_close",
+         "engine.parallel.tensor_parallel"}),
+    "engine_seed_ignoring": (
+        "kit_test_plugins.worker:SeedIgnoringWorkerPlatform.plugin", "engine",
+        # Greedy generation is unaffected; a seeded request samples differently in a batch.
+        {"engine.generate.batch_invariance"}),
+})
+
 #: Correct plugins run with TRITON_INTERPRET=1: the Attention suite must pass them.
 INTERPRETED = {"triton_interpreted": "kit_test_plugins.attention:TritonInterpretedPlatform.plugin"}
 

@@ -1,0 +1,84 @@
+"""Platforms whose worker breaks one rule of the Worker contract: each worker is the
+generic ``Worker`` with exactly one bug, returned by its platform's ``get_worker_cls``."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from conformance.reference_engine.platforms import current_platform
+from conformance.reference_engine.worker.worker import Worker
+
+from kit_test_plugins import TestPlatform
+
+
+class OverstatedMemoryWorker(Worker):
+    """Reports twice the device's total memory as free for the KV cache."""
+
+    def determine_available_memory(self) -> int:
+        return 2 * current_platform.get_device_total_memory(self.device.index or 0)
+
+
+class UnstableMemoryWorker(Worker):
+    """Profiles again on every call while the earlier profiles' buffers still count as
+    used, so each answer is smaller than the last."""
+
+    _calls = 0
+
+    def determine_available_memory(self) -> int:
+        self._calls += 1
+        return super().determine_available_memory() // self._calls
+
+
+class SeedIgnoringWorker(Worker):
+    """Drops every request's sampling seed: seeded requests draw from the worker's
+    shared generator, so their samples depend on what was drawn before."""
+
+    def execute_model(self, scheduler_output):
+        unseeded = [dataclasses.replace(r, params=dataclasses.replace(r.params, seed=None))
+                    for r in scheduler_output.requests]
+        return super().execute_model(dataclasses.replace(scheduler_output, requests=unseeded))
+
+
+class StaleTokensWorker(Worker):
+    """Returns, for a request it sampled in the previous step, that step's token and
+    logprobs (an output buffer read before the new step's results land in it)."""
+
+    _previous: dict = {}
+
+    def execute_model(self, scheduler_output):
+        output = super().execute_model(scheduler_output)
+        rows = output.logprobs or [None] * len(output.req_ids)
+        current = {r: (t, row) for r, t, row in zip(output.req_ids, output.sampled_token_ids, rows)}
+        stale = [self._previous.get(r, now) for r, now in current.items()]
+        output.sampled_token_ids = [t for t, _ in stale]
+        if output.logprobs is not None:
+            output.logprobs = [row for _, row in stale]
+        self._previous = current
+        return output
+
+
+class LeakingWorker(Worker):
+    """Keeps the KV cache alive after ``shutdown``: a reference in a registry of its
+    own that nothing clears."""
+
+    def shutdown(self) -> None:
+        if self.model_runner is not None:
+            self._kept_caches = [layer.kv_cache for layer in self.model_runner.model.attention_layers()]
+        super().shutdown()
+
+
+def _platform(worker: type[Worker]) -> type[TestPlatform]:
+    """A test platform whose ``get_worker_cls`` names ``worker``."""
+    qualname = f"{worker.__module__}.{worker.__qualname__}"
+    name = worker.__name__.removesuffix("Worker") + "WorkerPlatform"
+    return type(name, (TestPlatform,), {
+        "__module__": __name__,
+        "get_worker_cls": classmethod(lambda cls: qualname),
+    })
+
+
+OverstatedMemoryWorkerPlatform = _platform(OverstatedMemoryWorker)
+UnstableMemoryWorkerPlatform = _platform(UnstableMemoryWorker)
+SeedIgnoringWorkerPlatform = _platform(SeedIgnoringWorker)
+StaleTokensWorkerPlatform = _platform(StaleTokensWorker)
+LeakingWorkerPlatform = _platform(LeakingWorker)
