@@ -46,12 +46,14 @@ class Generations:
     def __init__(self, platform, platform_name: str) -> None:
         self.platform, self.platform_name = platform, platform_name
         self.reference = driving.reference_platform()
+        #: The plugin's block size, for the reference too: the same paging on both.
+        self.block_size = driving.block_size_for(platform)
         self._cache: dict = {}
 
     def _generate(self, on_plugin: bool, dtype: torch.dtype, extra=None):
         spec = self.platform_name if on_plugin else self.reference
         with driving.selected(self.platform if on_plugin else self.reference), driving.host_threads():
-            llm = LLM(dtype=dtype_name(dtype), platform=spec, **LLM_SETTINGS)
+            llm = LLM(dtype=dtype_name(dtype), platform=spec, block_size=self.block_size, **LLM_SETTINGS)
             try:
                 return completions(llm, PROMPTS, GREEDY), extra(llm) if extra else None
             finally:

@@ -11,7 +11,7 @@ from conformance.reference_engine.llm import LLM
 from conformance.suites.engine.closeness import TENSOR_PARALLEL, TOLERANCES, sequence_problem
 from conformance.suites.engine.conftest import GREEDY, LLM_SETTINGS, PROMPTS, completions, dtype_name
 from conformance.suites.support import not_supported, require_feature
-from conformance.suites.worker.driving import host_threads
+from conformance.suites.worker.driving import block_size_for, host_threads
 
 WORLD_SIZE = 2
 MAX_TOKENS = 6
@@ -29,7 +29,8 @@ def test_tensor_parallel_matches_one_rank(platform, platform_name, generations, 
     params = dataclasses.replace(GREEDY, max_tokens=MAX_TOKENS)
     with host_threads():
         llm = LLM(dtype=dtype_name(engine_dtype), platform=platform_name,
-                  tensor_parallel_size=WORLD_SIZE, distributed_executor_backend="mp", **LLM_SETTINGS)
+                  block_size=block_size_for(platform), tensor_parallel_size=WORLD_SIZE,
+                  distributed_executor_backend="mp", **LLM_SETTINGS)
         try:
             parallel = completions(llm, PROMPTS[:2], params)
         finally:

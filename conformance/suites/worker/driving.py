@@ -87,11 +87,16 @@ def suite_dtype(platform: type[Platform]) -> torch.dtype:
     return torch.float32 if torch.float32 in dtypes else dtypes[0]
 
 
+def block_size_for(platform: type[Platform]) -> int:
+    """16 (the engine's default) where declared, else the first declared size."""
+    block_sizes = platform.capabilities.block_sizes
+    return 16 if 16 in block_sizes else block_sizes[0]
+
+
 def engine_config(platform: type[Platform], dtype: torch.dtype, **overrides) -> EngineConfig:
     """The config ``LLM`` would build for the tiny model on ``platform``."""
     model_config = get_model_config(MODEL)
-    block_sizes = platform.capabilities.block_sizes
-    settings = dict(block_size=16 if 16 in block_sizes else block_sizes[0],
+    settings = dict(block_size=block_size_for(platform),
                     max_model_len=MAX_MODEL_LEN, max_num_seqs=8, max_num_batched_tokens=256)
     config = EngineConfig(model=MODEL, architecture=model_config.architecture, dtype=dtype,
                           **{**settings, **overrides})

@@ -3,6 +3,7 @@ the device memory back on shutdown."""
 
 from __future__ import annotations
 
+import copy
 import gc
 
 import pytest
@@ -72,7 +73,7 @@ def test_shutdown_gives_memory_back(platform, platform_name, worker_config, step
     executor = UniProcExecutor(worker_config, platform_name)
     try:
         executor.collective_rpc("initialize_cache", (CACHE_BYTES // block_bytes,))
-        executor.execute_model(steps[0].output)
+        executor.execute_model(copy.deepcopy(steps[0].output))
         platform.synchronize()
         loaded = platform.memory_allocated(index)
     finally:
