@@ -152,14 +152,15 @@ MISBEHAVING_COMMUNICATORS = {
 BROKEN.update({
     "attention_no_causal_mask": (
         "kit_test_plugins.attention:NoCausalMaskPlatform.plugin", "attention",
-        # Every batch with a multi-token request: prefill, mixed, both features, fp16.
+        # Every batch with a multi-token request, except the near-uniform fp16 one.
         {"attention.forward.prefill", "attention.forward.mixed", "attention.forward.output_in_place",
-         "attention.numerics.fp16_long_context", "attention.features.logits_soft_cap", "attention.features.sliding_window"}),
+         "attention.features.logits_soft_cap", "attention.features.sliding_window"}),
     "attention_unscaled_softmax": (
         "kit_test_plugins.attention:UnscaledSoftmaxPlatform.plugin", "attention",
-        # Every output check.
+        # Every output check, except the near-uniform fp16 one, where scale barely matters.
         {"attention.forward.prefill", "attention.forward.decode", "attention.forward.mixed",
-         "attention.forward.output_in_place", "attention.numerics.fp16_long_context", "attention.features.logits_soft_cap", "attention.features.sliding_window"}),
+         "attention.forward.output_in_place", "attention.features.logits_soft_cap",
+         "attention.features.sliding_window"}),
     "attention_modulo_gqa": (
         "kit_test_plugins.attention:ModuloGqaPlatform.plugin", "attention",
         # Every output check drawing 2 KV heads with 2+ query heads each (the fixed

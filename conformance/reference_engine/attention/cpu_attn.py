@@ -180,28 +180,34 @@ class CpuAttentionImpl(AttentionImpl):
         on a busy machine, where each multi-threaded op can wait a scheduler tick for
         its second thread."""
         device, block_size = query.device, kv_cache.shape[2]
+        num_reqs, kv_heads, group = len(requests), self.num_kv_heads, self.num_heads // self.num_kv_heads
         rows = torch.tensor(requests, device=device)
         seq_lens = metadata.seq_lens[rows].long()
         num_blocks = -(-int(seq_lens.max()) // block_size)
         # Entries past a context may be -1: read any block there, it is masked below.
-        blocks = metadata.block_table[rows, :num_blocks].long().clamp(min=0).flatten()
-        shape = (len(requests), num_blocks * block_size, self.num_kv_heads, self.head_size)
-        k, v = (self._gather(kv_cache[i], blocks, name).view(shape) for i, name in enumerate("kv"))
-        query_pos = seq_lens - 1
-        allowed = self.allowed(query_pos, torch.arange(shape[1], device=device))  # [requests, keys]
-        # NaN in unused slots must not reach the sum (0 * NaN is NaN): zero the few
-        # masked positions rather than pass over all values.
-        v.view(-1, self.num_kv_heads, self.head_size).index_fill_(0, (~allowed).flatten().nonzero()[:, 0], 0)
-        group = self.num_heads // self.num_kv_heads
-        q = query[tokens].to(torch.float32).view(len(requests), self.num_kv_heads, group, -1) * self.scale
-        # One batched product per KV head: [reqs, group, D] x [reqs, D, keys].
-        scores = torch.stack([torch.bmm(q[:, h], k[:, :, h].transpose(1, 2))
-                              for h in range(self.num_kv_heads)], dim=1)
+        blocks = metadata.block_table[rows, :num_blocks].long().clamp(min=0)
+        num_keys = num_blocks * block_size
+        allowed = self.allowed(seq_lens - 1, torch.arange(num_keys, device=device))  # [requests, keys]
+
+        k = self._gather(kv_cache[0], blocks.flatten(), "k").view(num_reqs, num_keys, kv_heads, -1)
+        q = query[tokens].to(torch.float32).view(num_reqs, kv_heads, group, -1) * self.scale
+        # One batched product per KV head: [requests, group, D] x [requests, D, keys].
+        scores = torch.stack([torch.bmm(q[:, h], k[:, :, h].transpose(1, 2)) for h in range(kv_heads)], dim=1)
         weights, total = self._unnormalised_softmax(scores, allowed[:, None, None, :])
-        acc_dtype = self.accumulate_dtype or query.dtype
-        summed = torch.stack([torch.bmm(weights[:, h].to(acc_dtype), v[:, :, h].to(acc_dtype))
-                              for h in range(self.num_kv_heads)], dim=1)
-        output[tokens] = (summed / total).view(len(requests), self.num_heads, -1).to(output.dtype)
+
+        # Values are summed straight from the cache by embedding_bag, which reads only
+        # the rows it sums (no gathered copy). Normalised first, the sum cannot exceed
+        # the values' range. Masked keys get weight 0 and point at the request's first
+        # slot, so slots past a context (even NaN) are never read.
+        slots = (blocks * block_size)[:, :, None] + torch.arange(block_size, device=device)
+        slots = slots.view(num_reqs, num_keys)
+        slots = torch.where(allowed, slots, slots[:, :1])
+        value_rows = slots[:, None, :] * kv_heads + torch.arange(kv_heads, device=device)[None, :, None]
+        value_rows = value_rows[:, :, None, :].expand(num_reqs, kv_heads, group, num_keys)
+        value_table = kv_cache[1].view(-1, self.head_size)  # row slot * kv_heads + kv_head
+        result = F.embedding_bag(value_rows.reshape(-1, num_keys), value_table, mode="sum",
+                                 per_sample_weights=(weights / total).view(-1, num_keys).to(value_table.dtype))
+        output[tokens] = result.view(num_reqs, self.num_heads, -1).to(output.dtype)
 
     def _gather(self, cache: torch.Tensor, blocks: torch.Tensor, name: str) -> torch.Tensor:
         """The cache blocks ``blocks`` of one of keys/values, end to end, as float32

@@ -231,4 +231,4 @@ def check_against_oracle(platform, platform_name: str, spec: BatchSpec, contract
     backend = backend_for(platform, spec.selector)
     batch = build_batch(spec, backend, platform.torch_device())
     output, _ = run_backend(backend, batch)
-    assert_close_to_oracle(output, run_oracle(batch), spec.dtype, contract)
+    assert_close_to_oracle(output, run_oracle(batch), spec.dtype, contract, spec.value_scale)

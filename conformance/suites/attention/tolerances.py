@@ -19,10 +19,15 @@ ATTENTION_TOLERANCES = {
 
 
 def assert_close_to_oracle(actual: torch.Tensor, expected: torch.Tensor, dtype: torch.dtype,
-                           what: str) -> None:
+                           what: str, value_scale: float = 1.0) -> None:
     """``actual`` (the backend's) is within ``dtype``'s tolerance of ``expected``
-    (the oracle's, float64), element by element; the message says where and by how much."""
+    (the oracle's, float64), element by element; the message says where and by how much.
+
+    The absolute tolerance is for values of magnitude about 1 and scales with
+    ``value_scale``: an output is a weighted mean of values, and when they cancel
+    out, its error is that of the values, not of the (small) result."""
     atol, rtol = ATTENTION_TOLERANCES[dtype]
+    atol *= value_scale
     actual, expected = actual.double().cpu(), expected.double().cpu()
     bound = atol + rtol * expected.abs()
     error = (actual - expected).abs()
