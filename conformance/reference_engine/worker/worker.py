@@ -25,7 +25,10 @@ class Worker(WorkerBase):
         self._available_memory: int | None = None
 
     def init_device(self) -> None:
-        # Ranks share devices round-robin, so a one-device platform can still run TP.
+        # Ranks share devices round-robin, so a one-device platform can still run TP;
+        # ranks sharing one device split the host threads instead of fighting over them.
+        ranks_per_device = -(-self.config.tensor_parallel_size // current_platform.device_count())
+        torch.set_num_threads(max(1, torch.get_num_threads() // ranks_per_device))
         index = self.local_rank % current_platform.device_count()
         self.device = torch.device(current_platform.device_type, index)
         current_platform.set_device(self.device)
