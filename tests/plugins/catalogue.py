@@ -209,6 +209,13 @@ BROKEN.update({
         # Every step sampling a request sampled the step before (the repeated seeded
         # step samples the same tokens anyway); the rank process runs the same steps.
         {"worker.execute.decode", "worker.execute.mixed", "worker.lifecycle.multiprocess"}),
+    "worker_first_token_logits": (
+        "kit_test_plugins.worker:FirstTokenLogitsWorkerPlatform.plugin", "worker",
+        # Every step sampling after a prefill chunk: the prefill, the mixed step that
+        # ends one, the seeded prefills (in float32 they must match the reference
+        # exactly), and the same steps in the rank process. Decodes are right.
+        {"worker.execute.prefill", "worker.execute.mixed", "worker.execute.seeded_sampling",
+         "worker.lifecycle.multiprocess"}),
     "worker_leaking": (
         "kit_test_plugins.worker:LeakingWorkerPlatform.plugin", "worker",
         {"worker.memory.shutdown_releases"}),

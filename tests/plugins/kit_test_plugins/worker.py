@@ -57,6 +57,22 @@ class StaleTokensWorker(Worker):
         return output
 
 
+class FirstTokenLogitsWorker(Worker):
+    """Samples each request from the logits of its first new token instead of its
+    last (an off-by-a-chunk index): right for a decode, wrong after any prefill."""
+
+    def load_model(self) -> None:
+        super().load_model()
+        prepare = self.model_runner.prepare_inputs
+
+        def first_token_rows(scheduler_output):
+            input_ids, positions, metadata, _ = prepare(scheduler_output)
+            rows = [i for i, r in enumerate(scheduler_output.requests) if r.sample]
+            return input_ids, positions, metadata, metadata.query_start_loc[:-1].long()[rows]
+
+        self.model_runner.prepare_inputs = first_token_rows
+
+
 class LeakingWorker(Worker):
     """Keeps the KV cache alive after ``shutdown``: a reference in a registry of its
     own that nothing clears."""
@@ -81,4 +97,5 @@ OverstatedMemoryWorkerPlatform = _platform(OverstatedMemoryWorker)
 UnstableMemoryWorkerPlatform = _platform(UnstableMemoryWorker)
 SeedIgnoringWorkerPlatform = _platform(SeedIgnoringWorker)
 StaleTokensWorkerPlatform = _platform(StaleTokensWorker)
+FirstTokenLogitsWorkerPlatform = _platform(FirstTokenLogitsWorker)
 LeakingWorkerPlatform = _platform(LeakingWorker)
