@@ -6,6 +6,8 @@ resident set and ``mem_get_info`` the machine's available memory (Linux ``/proc`
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import functools
 import os
 import platform as host_platform
@@ -21,6 +23,13 @@ from conformance.reference_engine.platforms.capabilities import (
 from conformance.reference_engine.platforms.interface import Platform
 
 _PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
+
+
+@functools.cache
+def _malloc_trim():
+    """glibc's ``malloc_trim``, or None on other C libraries."""
+    libc = ctypes.CDLL(ctypes.util.find_library("c") or None)
+    return getattr(libc, "malloc_trim", None)
 
 
 class HostEvent:
@@ -114,6 +123,12 @@ class CpuPlatform(Platform):
 
     @classmethod
     def memory_allocated(cls, device_id: int = 0) -> int:
+        # glibc keeps freed memory resident for reuse (its trim threshold grows with
+        # the largest free seen), which would hide both allocations and releases;
+        # giving it back first leaves the resident set to live memory.
+        trim = _malloc_trim()
+        if trim is not None:
+            trim(0)
         with open("/proc/self/statm") as statm:
             resident_pages = int(statm.read().split()[1])
         return resident_pages * _PAGE_SIZE
