@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import platform as host_platform
 import socket
-import sys
 from importlib import resources
 from pathlib import Path
 

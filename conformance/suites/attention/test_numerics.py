@@ -14,7 +14,6 @@ from conformance.suites.attention.strategies import (
     batch_specs,
     bits,
     build_batch,
-    check_against_oracle,
     note_reproducer,
     run_backend,
     run_oracle,

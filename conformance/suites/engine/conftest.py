@@ -8,6 +8,7 @@ import dataclasses
 import pytest
 import torch
 
+from conformance.reference_engine import platforms
 from conformance.reference_engine.llm import LLM
 from conformance.reference_engine.sampling_params import SamplingParams
 from conformance.suites.engine.closeness import TOP_N, Logprobs
@@ -52,7 +53,7 @@ class Generations:
 
     def _generate(self, on_plugin: bool, dtype: torch.dtype, extra=None):
         spec = self.platform_name if on_plugin else self.reference
-        with driving.selected(self.platform if on_plugin else self.reference), driving.host_threads():
+        with platforms.use_platform(self.platform if on_plugin else self.reference), driving.host_threads():
             llm = LLM(dtype=dtype_name(dtype), platform=spec, block_size=self.block_size, **LLM_SETTINGS)
             try:
                 return completions(llm, PROMPTS, GREEDY), extra(llm) if extra else None

@@ -51,18 +51,6 @@ def reference_platform() -> type[Platform]:
 
 
 @contextlib.contextmanager
-def selected(platform: type[Platform]):
-    """``platform`` is this process's ``current_platform`` inside the block (the
-    generic Worker reaches its device through it), and the previous one after."""
-    previous = platforms.get_current_platform()
-    platforms._selected = platform
-    try:
-        yield
-    finally:
-        platforms._selected = previous
-
-
-@contextlib.contextmanager
 def host_threads(n: int = 1):
     """At most ``n`` host intra-op threads inside the block, here and in the rank
     processes started in it. The tiny model's ops are too small to gain from more, and
@@ -222,7 +210,7 @@ def step_problems(reference: Run, indices: list[int], results: list[StepResult],
 
 
 def run_in_process(platform: type[Platform], config: EngineConfig, steps: list[Step]) -> Run:
-    with selected(platform), host_threads():
+    with platforms.use_platform(platform), host_threads():
         return drive(UniProcExecutor(config, platform), steps)
 
 
