@@ -9,7 +9,7 @@ import pytest
 
 import conformance.reference_engine as reference_engine
 from conformance.reference_engine import SamplingParams
-from conformance.reference_engine.platforms import get_current_platform
+from conformance.reference_engine.platforms import get_current_platform, use_platform
 from conformance.reference_engine.platforms.cpu import CpuPlatform
 from conformance.reference_engine.tokenizer import ByteTokenizer
 
@@ -78,9 +78,9 @@ class RecordingPlatform(CpuPlatform):
 
 @pytest.fixture
 def restore_platform():
-    previous = get_current_platform()
-    yield
-    reference_engine.platforms._selected = previous
+    """The platform selection (and its environment variable) as it was before."""
+    with use_platform(get_current_platform()):
+        yield
 
 
 def test_platform_hooks_in_order(make_llm, restore_platform):
@@ -96,7 +96,7 @@ def test_platform_hooks_in_order(make_llm, restore_platform):
     assert llm.generate("x", GREEDY)[0].outputs[0].token_ids  # and it runs
 
 
-def test_platform_by_name(make_llm):
+def test_platform_by_name(make_llm, restore_platform):
     """Rule: a plugin name selects that platform."""
     assert make_llm(platform="cpu").platform is CpuPlatform
 
