@@ -96,6 +96,17 @@ def test_platform_hooks_in_order(make_llm, restore_platform):
     assert llm.generate("x", GREEDY)[0].outputs[0].token_ids  # and it runs
 
 
+def test_platform_class_reaches_spawned_workers(make_llm, restore_platform):
+    """Rule: with the one-process-per-rank executor, a Platform class given to LLM is
+    the current platform in the worker process too."""
+    llm = make_llm(platform=RecordingPlatform, distributed_executor_backend="mp")
+    assert llm.llm_engine.executor.collective_rpc(_platform_name) == ["RecordingPlatform"]
+
+
+def _platform_name(worker) -> str:
+    return get_current_platform().__name__
+
+
 def test_platform_by_name(make_llm, restore_platform):
     """Rule: a plugin name selects that platform."""
     assert make_llm(platform="cpu").platform is CpuPlatform
