@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
 
 from conformance.reference_engine import LLM, SamplingParams
+from conformance.reference_engine.platforms import use_platform
+from conformance.reference_engine.platforms.cpu import CpuPlatform
 
 GREEDY = SamplingParams(temperature=0, max_tokens=8, ignore_eos=True)
 GOOD = [{"prompt_token_ids": [1, 10, 11, 12]}, "hello"]
@@ -123,3 +126,21 @@ def test_bad_engine_arguments(make_llm, kwargs, named):
     """Rule: engine arguments the model, the platform or the cache cannot honour are
     refused with a ValueError naming the argument."""
     one_line_value_error(lambda: make_llm(**kwargs), named)
+
+
+class SingleRankPlatform(CpuPlatform):
+    """The cpu platform, declaring no tensor parallelism."""
+
+    capabilities = dataclasses.replace(
+        CpuPlatform.capabilities, max_world_size=1,
+        features=CpuPlatform.capabilities.features - {"tensor_parallel"},
+    )
+
+
+def test_tensor_parallel_beyond_the_declared_world(make_llm):
+    """Rule: a tensor-parallel size above the platform's declared max world size is
+    refused before any rank starts, naming the limit."""
+    with use_platform(SingleRankPlatform):  # restores the selection afterwards
+        one_line_value_error(
+            lambda: make_llm(tensor_parallel_size=2), "tensor_parallel_size 2", "max world size 1"
+        )
