@@ -44,3 +44,19 @@ def test_contract_of_nodeid_matches_markers():
         "communicator/test_gather.py::test_gather_reaches_dst_only[world2]"
     ) == "communicator.gather.dst_only"
     assert registry.contract_of_nodeid("vendor_tests/test_mine.py::test_x") is None
+
+
+#: Contracts no broken plugin can break on a machine without an accelerator: CPU
+#: torch has no lazily initialised device runtime for discovery to touch.
+UNBREAKABLE_HERE = {"platform.discovery.no_device_init"}
+
+
+def test_every_contract_has_a_broken_plugin():
+    """The kit proves it can fail: every required contract is broken by at least one
+    plugin in ``tests/plugins`` whose run must fail it."""
+    from plugins import catalogue
+
+    caught = set().union(*(expected for _, _, expected in catalogue.BROKEN.values()))
+    caught |= {contract for _, contract, _ in catalogue.MISBEHAVING_COMMUNICATORS.values()}
+    caught |= {contract for _, contract in catalogue.ISOLATED.values()}
+    assert set(registry.contracts()) - caught == UNBREAKABLE_HERE

@@ -238,6 +238,49 @@ BROKEN.update({
 })
 
 #: Correct plugins run with TRITON_INTERPRET=1: the Attention suite must pass them.
+
+BROKEN.update({
+    "nameless_device": (
+        "kit_test_plugins.identity:NamelessDevicePlatform.plugin", "platform",
+        {"platform.identity.names"},
+    ),
+    "no_devices": (
+        "kit_test_plugins.runtime:NoDevicesPlatform.plugin", "platform",
+        {"platform.runtime.availability"},
+    ),
+    "reversed_ring": (
+        "kit_test_plugins.communicator:ReversedRingPlatform.plugin", "communicator",
+        {"communicator.send_recv.default_peers"},
+    ),
+    "accepting_everything_attention": (
+        "kit_test_plugins.attention:AcceptingEverythingPlatform.plugin", "attention",
+        {"attention.config.refuses_undeclared"},
+    ),
+    "refusing_declared_head_size": (
+        "kit_test_plugins.attention:RefusingHeadSize256Platform.plugin", "attention",
+        {"attention.config.accepts_declared"},
+    ),
+    "transposed_kv_cache_shape": (
+        "kit_test_plugins.attention:TransposedKvCacheShapePlatform.plugin", "attention",
+        # Every test allocates its cache with the reported shape, which the kernels
+        # then misread: only the refusal checks survive.
+        {"attention.kv_cache.shape", "attention.kv_cache.write", "attention.forward.prefill",
+         "attention.forward.decode", "attention.forward.mixed",
+         "attention.forward.output_in_place", "attention.features.sliding_window",
+         "attention.features.logits_soft_cap", "attention.numerics.deterministic",
+         "attention.numerics.fp16_long_context"},
+    ),
+    "worker_drifted_signature": (
+        "kit_test_plugins.worker:DriftedSignatureWorkerPlatform.plugin", "worker",
+        # The engine's call sequence breaks at check_health, so no step it drives
+        # completes: every rule observed through a driven worker fails with it.
+        {"worker.rpc.methods", "worker.lifecycle.in_process", "worker.lifecycle.multiprocess",
+         "worker.execute.prefill", "worker.execute.decode", "worker.execute.mixed",
+         "worker.execute.seeded_sampling", "worker.memory.available_bounds",
+         "worker.memory.stable"},
+    ),
+})
+
 INTERPRETED = {"triton_interpreted": "kit_test_plugins.attention:TritonInterpretedPlatform.plugin"}
 
 #: Plugins that crash or hang in exactly one Platform-suite test, and its contract.

@@ -124,3 +124,41 @@ OffByOneSlotBackend, OffByOneSlotPlatform = _broken(OffByOneSlotImpl)
 IgnoredSlidingWindowBackend, IgnoredSlidingWindowPlatform = _broken(IgnoredSlidingWindowImpl)
 Fp16AccumulationBackend, Fp16AccumulationPlatform = _broken(Fp16AccumulationImpl)
 UnwrittenCacheBackend, UnwrittenCachePlatform = _broken(UnwrittenCacheImpl)
+
+
+class AcceptingEverythingBackend(CpuAttentionBackend):
+    """Claims to support any configuration, so it computes where it should refuse."""
+
+    @classmethod
+    def validate_configuration(cls, config) -> list[str]:
+        return []
+
+
+class AcceptingEverythingPlatform(AttentionTestPlatform):
+    attention_backend = f"{__name__}.AcceptingEverythingBackend"
+
+
+class RefusingHeadSize256Backend(CpuAttentionBackend):
+    """Refuses head size 256 although its platform declares it."""
+
+    @classmethod
+    def validate_configuration(cls, config) -> list[str]:
+        reasons = super().validate_configuration(config)
+        return reasons + (["head size 256 (not built)"] if config.head_size == 256 else [])
+
+
+class RefusingHeadSize256Platform(AttentionTestPlatform):
+    attention_backend = f"{__name__}.RefusingHeadSize256Backend"
+
+
+class TransposedKvCacheShapeBackend(CpuAttentionBackend):
+    """Reports its cache as (2, blocks, kv_heads, block_size, head_size): a layout
+    its kernels do not read."""
+
+    @staticmethod
+    def get_kv_cache_shape(num_blocks, block_size, num_kv_heads, head_size):
+        return (2, num_blocks, num_kv_heads, block_size, head_size)
+
+
+class TransposedKvCacheShapePlatform(AttentionTestPlatform):
+    attention_backend = f"{__name__}.TransposedKvCacheShapeBackend"

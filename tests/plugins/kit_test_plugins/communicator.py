@@ -66,6 +66,14 @@ class NextRankSend(TorchDistributedCommunicator):
         return super().recv(size, dtype, None)  # always from the previous rank
 
 
+class ReversedRing(TorchDistributedCommunicator):
+    def send(self, tensor, dst=None):
+        super().send(tensor, (self.rank - 1) % self.world_size if dst is None else dst)
+
+    def recv(self, size, dtype, src=None):
+        return super().recv(size, dtype, (self.rank + 1) % self.world_size if src is None else src)
+
+
 class NonWaitingBarrier(TorchDistributedCommunicator):
     def barrier(self):
         pass
@@ -92,5 +100,6 @@ EveryRankGatherPlatform = _platform(EveryRankGather)
 RankZeroBroadcastPlatform = _platform(RankZeroBroadcast)
 NextRankSendPlatform = _platform(NextRankSend)
 NonWaitingBarrierPlatform = _platform(NonWaitingBarrier)
+ReversedRingPlatform = _platform(ReversedRing)
 HangingAllReducePlatform = _platform(HangingAllReduce)
 CrashingGatherPlatform = _platform(CrashingGather)

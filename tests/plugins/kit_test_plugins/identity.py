@@ -13,3 +13,9 @@ class WrongDispatchKeyPlatform(TestPlatform):
 
 class MissingDistBackendPlatform(TestPlatform):
     dist_backend = "hccl2"
+
+
+class NamelessDevicePlatform(TestPlatform):
+    @classmethod
+    def get_device_name(cls, device_id: int = 0) -> str:
+        return ""

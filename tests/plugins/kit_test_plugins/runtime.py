@@ -94,3 +94,11 @@ class HangingPinMemoryPlatform(TestPlatform):
 
         time.sleep(3600)
         return False
+
+
+class NoDevicesPlatform(TestPlatform):
+    """Says it is available, with zero devices."""
+
+    @classmethod
+    def device_count(cls) -> int:
+        return 0

@@ -83,6 +83,14 @@ class LeakingWorker(Worker):
         super().shutdown()
 
 
+class DriftedSignatureWorker(Worker):
+    """Written against another contract version: its health check wants an argument
+    the executor never passes."""
+
+    def check_health(self, timeout_s: float) -> None:
+        super().check_health()
+
+
 def _platform(worker: type[Worker]) -> type[TestPlatform]:
     """A test platform whose ``get_worker_cls`` names ``worker``."""
     qualname = f"{worker.__module__}.{worker.__qualname__}"
@@ -98,4 +106,5 @@ UnstableMemoryWorkerPlatform = _platform(UnstableMemoryWorker)
 SeedIgnoringWorkerPlatform = _platform(SeedIgnoringWorker)
 StaleTokensWorkerPlatform = _platform(StaleTokensWorker)
 FirstTokenLogitsWorkerPlatform = _platform(FirstTokenLogitsWorker)
+DriftedSignatureWorkerPlatform = _platform(DriftedSignatureWorker)
 LeakingWorkerPlatform = _platform(LeakingWorker)
