@@ -320,11 +320,6 @@ def write_distribution(site: Path, name: str, version: str, entry_points: dict[s
     )
 
 
-def broken_for(suite: str) -> list[str]:
-    """Names of the broken plugins that ``suite`` must catch."""
-    return sorted(name for name, (_, owner, _) in BROKEN.items() if owner == suite)
-
-
 def all_entry_points() -> dict[str, str]:
     entries = dict(GOOD)
     entries.update({name: target for name, (target, _, _) in BROKEN.items()})
