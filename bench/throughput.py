@@ -20,7 +20,7 @@ import time
 import torch
 
 from conformance.reference_engine import LLM, SamplingParams
-from conformance.reference_engine.models.config import get_model_config
+from conformance.reference_engine.models.config import get_model_config, to_hf_config
 from conformance.reference_engine.models.loader import random_weights
 from conformance.reference_engine.platforms import current_platform
 
@@ -40,19 +40,7 @@ def hf_model(model: str, dtype: torch.dtype, seed: int):
     import transformers
 
     config = get_model_config(model)
-    hf_config = transformers.LlamaConfig(
-        hidden_size=config.hidden_size,
-        num_hidden_layers=config.num_hidden_layers,
-        num_attention_heads=config.num_attention_heads,
-        num_key_value_heads=config.num_key_value_heads,
-        intermediate_size=config.intermediate_size,
-        vocab_size=config.vocab_size,
-        rms_norm_eps=config.rms_norm_eps,
-        rope_theta=config.rope_theta,
-        max_position_embeddings=config.max_position_embeddings,
-        tie_word_embeddings=config.tie_word_embeddings,
-        pad_token_id=0,
-    )
+    hf_config = transformers.LlamaConfig(**to_hf_config(config), pad_token_id=0)
     hf = transformers.LlamaForCausalLM(hf_config)
     hf.load_state_dict(dict(random_weights(config, seed)), strict=not config.tie_word_embeddings)
     return hf.to(device=current_platform.torch_device(), dtype=dtype).eval()
@@ -122,7 +110,6 @@ def main() -> None:
             )
             print(f"{dtype:9} ({name})  {ours:12.1f} {theirs:9.1f} {ours / theirs:5.2f}x", flush=True)
         llm.shutdown()
-        del hf
     # Two busy cores make every multi-threaded op wait on a descheduled thread: figures
     # taken under load say more about the load than about the engines.
     print(f"load average at end {os.getloadavg()[0]:.1f}")

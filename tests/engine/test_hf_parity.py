@@ -10,7 +10,7 @@ import torch
 
 from conformance.reference_engine import LLM, SamplingParams
 from conformance.reference_engine.engine.step import ScheduledRequest, SchedulerOutput
-from conformance.reference_engine.models.config import PRESETS
+from conformance.reference_engine.models.config import PRESETS, to_hf_config
 from conformance.reference_engine.models.loader import random_weights
 
 transformers = pytest.importorskip("transformers")
@@ -31,20 +31,7 @@ def hf_folder(request, tmp_path_factory):
     """The tiny preset's seeded weights, put into transformers' LlamaForCausalLM and
     written by transformers (config.json + model.safetensors)."""
     config = dataclasses.replace(PRESETS["tiny"], tie_word_embeddings=request.param)
-    hf_config = transformers.LlamaConfig(
-        hidden_size=config.hidden_size,
-        num_hidden_layers=config.num_hidden_layers,
-        num_attention_heads=config.num_attention_heads,
-        num_key_value_heads=config.num_key_value_heads,
-        intermediate_size=config.intermediate_size,
-        vocab_size=config.vocab_size,
-        rms_norm_eps=config.rms_norm_eps,
-        rope_theta=config.rope_theta,
-        max_position_embeddings=config.max_position_embeddings,
-        tie_word_embeddings=config.tie_word_embeddings,
-        bos_token_id=1,
-        eos_token_id=2,
-    )
+    hf_config = transformers.LlamaConfig(**to_hf_config(config))
     model = transformers.LlamaForCausalLM(hf_config).eval()
     missing, unexpected = model.load_state_dict(dict(random_weights(config, seed=0)), strict=False)
     assert not unexpected and set(missing) <= {"lm_head.weight"}

@@ -126,6 +126,27 @@ def from_hf_config(hf: dict, folder: str | None = None) -> ModelConfig:
         raise ValueError(f"model config.json lacks the key {missing}") from None
 
 
+def to_hf_config(config: ModelConfig) -> dict:
+    """The ``config.json`` fields of ``config``: what ``from_hf_config`` reads back,
+    and what ``transformers.LlamaConfig(**...)`` takes."""
+    return {
+        "architectures": [config.architecture],
+        "hidden_size": config.hidden_size,
+        "num_hidden_layers": config.num_hidden_layers,
+        "num_attention_heads": config.num_attention_heads,
+        "num_key_value_heads": config.num_key_value_heads,
+        "intermediate_size": config.intermediate_size,
+        "vocab_size": config.vocab_size,
+        "head_dim": config.head_size,
+        "rms_norm_eps": config.rms_norm_eps,
+        "rope_theta": config.rope_theta,
+        "max_position_embeddings": config.max_position_embeddings,
+        "tie_word_embeddings": config.tie_word_embeddings,
+        "bos_token_id": config.bos_token_id,
+        "eos_token_id": list(config.eos_token_ids),
+    }
+
+
 def _rope_theta(hf: dict) -> float:
     # transformers >= 5 writes rope_theta inside rope_parameters.
     params = hf.get("rope_parameters") or {}
