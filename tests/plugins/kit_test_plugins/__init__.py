@@ -23,3 +23,10 @@ class GoodPlatform(TestPlatform):
     """A correct third-party plugin (a renamed cpu platform): it must never fail."""
 
     device_name = "good-cpu"
+
+
+def platform_naming(factory: str, component: type, name: str, module: str) -> type[TestPlatform]:
+    """A test platform called ``name`` whose factory classmethod ``factory`` names
+    ``component``; ``module`` must bind it to ``name`` so its qualified name imports."""
+    qualname = f"{component.__module__}.{component.__qualname__}"
+    return type(name, (TestPlatform,), {"__module__": module, factory: classmethod(lambda cls: qualname)})

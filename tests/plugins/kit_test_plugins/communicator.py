@@ -14,20 +14,12 @@ import torch
 import torch.distributed as dist
 
 from conformance.reference_engine.distributed.communicator import TorchDistributedCommunicator
-from kit_test_plugins import TestPlatform
+from kit_test_plugins import TestPlatform, platform_naming
 
 
 def _platform(communicator: type) -> type[TestPlatform]:
-    qualname = f"{communicator.__module__}.{communicator.__qualname__}"
-
-    class BrokenCommunicatorPlatform(TestPlatform):
-        @classmethod
-        def get_device_communicator_cls(cls) -> str:
-            return qualname
-
-    BrokenCommunicatorPlatform.__qualname__ = f"{communicator.__name__}Platform"
-    BrokenCommunicatorPlatform.__name__ = BrokenCommunicatorPlatform.__qualname__
-    return BrokenCommunicatorPlatform
+    return platform_naming("get_device_communicator_cls", communicator,
+                           f"{communicator.__name__}Platform", __name__)
 
 
 class LocalAllReduce(TorchDistributedCommunicator):

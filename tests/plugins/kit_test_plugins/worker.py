@@ -8,7 +8,7 @@ import dataclasses
 from conformance.reference_engine.platforms import current_platform
 from conformance.reference_engine.worker.worker import Worker
 
-from kit_test_plugins import TestPlatform
+from kit_test_plugins import TestPlatform, platform_naming
 
 
 class OverstatedMemoryWorker(Worker):
@@ -93,12 +93,8 @@ class DriftedSignatureWorker(Worker):
 
 def _platform(worker: type[Worker]) -> type[TestPlatform]:
     """A test platform whose ``get_worker_cls`` names ``worker``."""
-    qualname = f"{worker.__module__}.{worker.__qualname__}"
     name = worker.__name__.removesuffix("Worker") + "WorkerPlatform"
-    return type(name, (TestPlatform,), {
-        "__module__": __name__,
-        "get_worker_cls": classmethod(lambda cls: qualname),
-    })
+    return platform_naming("get_worker_cls", worker, name, __name__)
 
 
 OverstatedMemoryWorkerPlatform = _platform(OverstatedMemoryWorker)
