@@ -25,7 +25,8 @@ def run_interpreted():
     def run(target: str) -> None:
         module, function = target.split(":")
         env = {**os.environ, "TRITON_INTERPRET": "1",
-               "PYTHONPATH": os.pathsep.join(filter(None, [str(tests), os.environ.get("PYTHONPATH")]))}
+               "PYTHONPATH": os.pathsep.join(filter(None, [str(tests), str(tests / "plugins"),
+                                                           os.environ.get("PYTHONPATH")]))}
         child = subprocess.run([sys.executable, "-W", "ignore", "-c", f"import {module}; {module}.{function}()"],
                                env=env, capture_output=True, text=True, timeout=300)
         assert child.returncode == 0, child.stdout + child.stderr

@@ -7,6 +7,7 @@ import torch
 import torch.nn.functional as F
 
 from attention.conftest import requires_gpu
+from conformance.reference_engine.platforms import use_platform
 
 DTYPES = [torch.float32, torch.bfloat16, torch.float16]
 TOL = {torch.float32: 1e-5, torch.bfloat16: 2e-2, torch.float16: 2e-3}
@@ -33,7 +34,8 @@ def check_ops(device, dtype):
     torch.testing.assert_close(fused_residual, x + residual, **tol)
     torch.testing.assert_close(out, _torch_rms_norm(x + residual, weight, 1e-6), **tol)
 
-    rope = RotaryEmbedding(32, 64, 10000.0).to(device)
+    with use_platform("cpu"):  # the torch layer, whatever platform this machine has
+        rope = RotaryEmbedding(32, 64, 10000.0).to(device)
     positions = torch.tensor([0, 5, 63, 7], device=device)
     q = torch.randn(4, 3, 32, generator=gen).to(device, dtype)
     torch.testing.assert_close(elementwise.rotary_embedding(positions, q, rope.cos, rope.sin),
@@ -44,9 +46,31 @@ def check_ops(device, dtype):
     torch.testing.assert_close(elementwise.silu_and_mul(gate_up), (F.silu(gate.float()) * up.float()).to(dtype), **tol)
 
 
+def check_engine_interpreted():
+    from conformance.reference_engine import LLM, SamplingParams
+    from kit_test_plugins.attention import TritonOpsInterpretedPlatform
+
+    prompts = [{"prompt_token_ids": [5, 17, 300, 42, 9]}, {"prompt_token_ids": [7] * 20}]
+    params = SamplingParams(max_tokens=4, temperature=0.0, ignore_eos=True)
+    reference = LLM(model="tiny", dtype="float32", platform="cpu").generate(prompts, params)
+    llm = LLM(model="tiny", dtype="float32", platform=TritonOpsInterpretedPlatform)
+    model = llm.llm_engine.executor.driver_worker.model_runner.model
+    layer = model.model.layers[0]
+    kernels = (layer.input_layernorm.kernel, layer.self_attn.rotary_emb.kernel, layer.mlp.act_fn.kernel)
+    assert all(k.__module__ == "conformance.reference_engine.kernels.elementwise" for k in kernels), kernels
+    outputs = llm.generate(prompts, params)
+    assert [o.outputs[0].token_ids for o in outputs] == [o.outputs[0].token_ids for o in reference]
+
+
 def check_ops_interpreted():
     for dtype in DTYPES:
         check_ops(torch.device("cpu"), dtype)
+
+
+def test_engine_runs_on_the_triton_ops_interpreted(run_interpreted):
+    """A platform naming the Triton ops as its ``custom_ops_module`` gets them in every
+    layer, and its greedy tokens equal the torch layers' (tiny preset, fp32)."""
+    run_interpreted("attention.test_triton_ops:check_engine_interpreted")
 
 
 def test_elementwise_ops_match_torch_interpreted(run_interpreted):

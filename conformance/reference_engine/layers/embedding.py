@@ -7,6 +7,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from conformance.reference_engine.layers.parallel import TensorParallel
+from conformance.reference_engine.layers.platform_ops import platform_op
 
 
 class VocabParallelEmbedding(nn.Module):
@@ -36,5 +37,9 @@ class VocabParallelEmbedding(nn.Module):
 class ParallelLMHead(VocabParallelEmbedding):
     """Logits over this rank's vocabulary slice, gathered into the full vocabulary."""
 
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.linear = platform_op("linear") or F.linear
+
     def forward(self, hidden_states: torch.Tensor) -> torch.Tensor:
-        return self.tp.all_gather(F.linear(hidden_states, self.weight), dim=-1)
+        return self.tp.all_gather(self.linear(hidden_states, self.weight), dim=-1)

@@ -5,17 +5,23 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from conformance.reference_engine.layers.platform_ops import platform_op
+
 
 class RMSNorm(nn.Module):
     def __init__(self, hidden_size: int, eps: float) -> None:
         super().__init__()
         self.eps = eps
         self.weight = nn.Parameter(torch.ones(hidden_size), requires_grad=False)
+        self.kernel = platform_op("rms_norm")
 
     def forward(
         self, x: torch.Tensor, residual: torch.Tensor | None = None
     ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
         """``norm(x)``; with ``residual``, ``(norm(x + residual), x + residual)``."""
+        if self.kernel is not None:
+            out = self.kernel(x, self.weight, self.eps, residual)
+            return out if residual is None else (out, residual)
         if residual is not None:
             x = x + residual
             residual = x

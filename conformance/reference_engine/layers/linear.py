@@ -12,6 +12,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from conformance.reference_engine.layers.parallel import TensorParallel
+from conformance.reference_engine.layers.platform_ops import platform_op
 
 
 class ColumnParallelLinear(nn.Module):
@@ -24,12 +25,13 @@ class ColumnParallelLinear(nn.Module):
         self.output_size = tp.shard(output_size, "linear output size")
         self.weight = nn.Parameter(torch.empty(self.output_size, input_size), requires_grad=False)
         self.weight.weight_loader = self.weight_loader
+        self.linear = platform_op("linear") or F.linear
 
     def weight_loader(self, param: nn.Parameter, full: torch.Tensor, shard_id=None) -> None:
         param.data.copy_(full.narrow(0, self.tp.rank * self.output_size, self.output_size))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return F.linear(x, self.weight)
+        return self.linear(x, self.weight)
 
 
 class MergedColumnParallelLinear(ColumnParallelLinear):
@@ -73,9 +75,10 @@ class RowParallelLinear(nn.Module):
         self.input_size = tp.shard(input_size, "linear input size")
         self.weight = nn.Parameter(torch.empty(output_size, self.input_size), requires_grad=False)
         self.weight.weight_loader = self.weight_loader
+        self.linear = platform_op("linear") or F.linear
 
     def weight_loader(self, param: nn.Parameter, full: torch.Tensor, shard_id=None) -> None:
         param.data.copy_(full.narrow(1, self.tp.rank * self.input_size, self.input_size))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.tp.all_reduce(F.linear(x, self.weight))
+        return self.tp.all_reduce(self.linear(x, self.weight))

@@ -5,6 +5,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from conformance.reference_engine.layers.platform_ops import platform_op
+
 
 class RotaryEmbedding(nn.Module):
     def __init__(self, head_size: int, max_position: int, theta: float) -> None:
@@ -15,10 +17,13 @@ class RotaryEmbedding(nn.Module):
         # Computed on the host in fp32 and kept so on the device, as Hugging Face does.
         self.register_buffer("cos", freqs.cos(), persistent=False)
         self.register_buffer("sin", freqs.sin(), persistent=False)
+        self.kernel = platform_op("rotary_embedding")
 
     def forward(self, positions: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
         """``x`` ``[tokens, heads, head_size]`` rotated by each token's position (pass
         queries and keys together: one rotation for both)."""
+        if self.kernel is not None:
+            return self.kernel(positions, x, self.cos, self.sin)
         cos = self.cos[positions].unsqueeze(1)
         sin = self.sin[positions].unsqueeze(1)
         x1, x2 = x.float().chunk(2, dim=-1)

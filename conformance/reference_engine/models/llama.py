@@ -8,10 +8,10 @@ The forward pass takes a flat batch (all requests' new tokens end to end) as vLL
 from __future__ import annotations
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from conformance.reference_engine.attention.backend import AttentionBackend, AttentionMetadata
+from conformance.reference_engine.layers.activation import SiluAndMul
 from conformance.reference_engine.layers.attention import Attention
 from conformance.reference_engine.layers.embedding import ParallelLMHead, VocabParallelEmbedding
 from conformance.reference_engine.layers.layernorm import RMSNorm
@@ -62,10 +62,10 @@ class LlamaMLP(nn.Module):
         size = config.intermediate_size
         self.gate_up_proj = MergedColumnParallelLinear(config.hidden_size, [size, size], tp)
         self.down_proj = RowParallelLinear(size, config.hidden_size, tp)
+        self.act_fn = SiluAndMul()
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        gate, up = self.gate_up_proj(x).chunk(2, dim=-1)
-        return self.down_proj(F.silu(gate) * up)
+        return self.down_proj(self.act_fn(self.gate_up_proj(x)))
 
 
 class LlamaDecoderLayer(nn.Module):

@@ -18,6 +18,7 @@ class CudaPlatform(Platform):
     dispatch_key = "CUDA"
     dist_backend = "nccl"
     device_control_env_var = "CUDA_VISIBLE_DEVICES"
+    custom_ops_module = "conformance.reference_engine.kernels.elementwise"
     capabilities = PlatformCapabilities(
         dtypes=(torch.float32, torch.bfloat16, torch.float16),
         head_sizes=(32, 64, 128, 256),

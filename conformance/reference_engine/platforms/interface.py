@@ -62,6 +62,10 @@ class Platform(abc.ABC):
     device_control_env_var: ClassVar[str | None] = None
     #: What the platform declares it supports; everything else must be refused.
     capabilities: ClassVar[PlatformCapabilities]
+    #: Import path of a module of the platform's own kernels for the model's per-token
+    #: ops (RMSNorm, RoPE, SiLU-and-mul, linear; see
+    #: ``conformance.reference_engine.layers.platform_ops``), or None for torch's.
+    custom_ops_module: ClassVar[str | None] = None
 
     # -- device runtime -------------------------------------------------------------
     @classmethod

@@ -29,6 +29,12 @@ class TritonInterpretedPlatform(AttentionTestPlatform):
     attention_backend = "conformance.reference_engine.attention.triton_attn.TritonAttentionBackend"
 
 
+class TritonOpsInterpretedPlatform(TritonInterpretedPlatform):
+    """Also the cuda platform's Triton RMSNorm, RoPE and SiLU-and-mul in the model."""
+
+    custom_ops_module = "conformance.reference_engine.kernels.elementwise"
+
+
 def _broken(impl: type[CpuAttentionImpl]) -> tuple[type, type]:
     """The backend building ``impl`` and the platform naming that backend, called
     ``<Bug>Backend`` and ``<Bug>Platform`` for ``<Bug>Impl``: the module must bind

@@ -1,0 +1,22 @@
+"""SiLU-and-mul, the SwiGLU MLP's activation."""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from conformance.reference_engine.layers.platform_ops import platform_op
+
+
+class SiluAndMul(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.kernel = platform_op("silu_and_mul")
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """``silu(gate) * up`` for ``x = [gate, up]`` along the last dimension."""
+        if self.kernel is not None:
+            return self.kernel(x)
+        gate, up = x.chunk(2, dim=-1)
+        return F.silu(gate) * up
