@@ -70,6 +70,7 @@ class CpuPlatform(Platform):
     device_type = "cpu"
     dispatch_key = "CPU"
     dist_backend = "gloo"
+    custom_ops_module = "conformance.reference_engine.kernels.cpu.ops"
     capabilities = PlatformCapabilities(
         dtypes=(torch.float32, torch.bfloat16, torch.float16),
         head_sizes=(32, 64, 128, 256),
