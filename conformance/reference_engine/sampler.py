@@ -2,8 +2,9 @@
 
 Sampling is an exponential race (``argmax(p / q)`` with ``q ~ Exp(1)``), which draws
 exactly from ``p``. A request with a ``seed`` draws its ``q`` from its own generator,
-seeded by (seed, number of tokens it has generated), so its samples do not depend on
-what else is in the batch, nor on preemption; the others share the worker's generator.
+seeded by (seed, number of tokens it has generated) and drawn on the host, so its
+samples depend neither on what else is in the batch, nor on preemption, nor on the
+device; the others share the worker's generator.
 """
 
 from __future__ import annotations
@@ -43,9 +44,10 @@ class Sampler:
         q = torch.empty_like(probs).exponential_(generator=self.generator)
         for i, r in enumerate(requests):
             if r.params.seed is not None:
-                own = torch.Generator(device=self.device)
-                own.manual_seed((r.params.seed * 1_000_003 + r.num_output_tokens) % 2**63)
-                q[i].exponential_(generator=own)
+                # Drawn on the host: a device's generator has its own stream, and a
+                # seeded request must sample the same tokens on every platform.
+                own = torch.Generator().manual_seed((r.params.seed * 1_000_003 + r.num_output_tokens) % 2**63)
+                q[i] = torch.empty(q.shape[1]).exponential_(generator=own)
         return (probs / q).argmax(dim=-1)
 
     def _filter(self, logits: torch.Tensor, requests: list[ScheduledRequest]) -> torch.Tensor:

@@ -8,8 +8,19 @@ import dataclasses
 import pytest
 
 from conformance.reference_engine.llm import LLM
-from conformance.suites.engine.closeness import TENSOR_PARALLEL, TOLERANCES, sequence_problem
-from conformance.suites.engine.conftest import GREEDY, LLM_SETTINGS, PROMPTS, completions, dtype_name
+from conformance.suites.engine.closeness import (
+    TENSOR_PARALLEL,
+    TOLERANCES,
+    sequence_problem,
+)
+from conformance.suites.engine.conftest import (
+    GREEDY,
+    LLM_SETTINGS,
+    PROMPTS,
+    completions,
+    dtype_name,
+)
+from conformance.suites.ranks import ranks_on
 from conformance.suites.support import not_supported, require_feature
 from conformance.suites.worker.driving import block_size_for, host_threads
 
@@ -26,6 +37,9 @@ def test_tensor_parallel_matches_one_rank(platform, platform_name, generations, 
     require_feature(platform, "tensor_parallel")
     if platform.capabilities.max_world_size < WORLD_SIZE:
         not_supported(f"max_world_size {platform.capabilities.max_world_size} < {WORLD_SIZE}")
+    reason = ranks_on(platform, WORLD_SIZE)
+    if reason is not None:  # declared, but this machine has too few devices to check it
+        pytest.skip(reason)
     params = dataclasses.replace(GREEDY, max_tokens=MAX_TOKENS)
     with host_threads():
         llm = LLM(dtype=dtype_name(engine_dtype), platform=platform_name,
