@@ -62,6 +62,29 @@ def check_engine_interpreted():
     assert [o.outputs[0].token_ids for o in outputs] == [o.outputs[0].token_ids for o in reference]
 
 
+def check_split_decode(device, dtype, context_lens, **features):
+    """A decode batch through the Triton backend, split along the context, against
+    the float64 oracle."""
+    from conformance.reference_engine.attention.triton_attn import TritonAttentionBackend
+    from conformance.suites.attention.strategies import BatchSpec, build_batch, run_backend, run_oracle
+    from conformance.suites.attention.tolerances import assert_close_to_oracle
+
+    spec = BatchSpec(query_lens=(1,) * len(context_lens), context_lens=context_lens, num_kv_heads=2, group=3,
+                     head_size=64, block_size=16, dtype=dtype, padding_tokens=1, seed=5, **features)
+    batch = build_batch(spec, TritonAttentionBackend, device)
+    output, _ = run_backend(TritonAttentionBackend, batch)
+    assert_close_to_oracle(output, run_oracle(batch), dtype, f"split decode {features}")
+
+
+def check_split_decode_interpreted():
+    from conformance.reference_engine.kernels import attention
+
+    attention.MIN_SEGMENT_KEYS = 32  # split these short contexts into 2 to 8 segments
+    assert attention._num_segments(3, 2, 1, 300) == 8
+    for features in ({}, {"sliding_window": 40}, {"logits_soft_cap": 5.0}):
+        check_split_decode(torch.device("cpu"), torch.float32, (300, 20, 131), **features)
+
+
 def check_ops_interpreted():
     for dtype in DTYPES:
         check_ops(torch.device("cpu"), dtype)
@@ -71,6 +94,23 @@ def test_engine_runs_on_the_triton_ops_interpreted(run_interpreted):
     """A platform naming the Triton ops as its ``custom_ops_module`` gets them in every
     layer, and its greedy tokens equal the torch layers' (tiny preset, fp32)."""
     run_interpreted("attention.test_triton_ops:check_engine_interpreted")
+
+
+def test_split_decode_matches_oracle_interpreted(run_interpreted):
+    """A decode batch split along the context (segments merged after) equals the
+    oracle, with segments that are empty, partial, or wholly outside a sliding
+    window, and with a logits soft cap."""
+    run_interpreted("attention.test_triton_ops:check_split_decode_interpreted")
+
+
+@requires_gpu
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_split_decode_matches_oracle_on_gpu(dtype):
+    """On a GPU, a few long decodes are split by the default rule and match the oracle."""
+    from conformance.reference_engine.kernels import attention
+
+    assert attention._num_segments(3, 2, 1, 3000) > 1
+    check_split_decode(torch.device("cuda"), dtype, (3000, 700, 2047), sliding_window=None)
 
 
 def test_elementwise_ops_match_torch_interpreted(run_interpreted):

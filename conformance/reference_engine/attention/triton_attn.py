@@ -41,4 +41,5 @@ class TritonAttentionImpl(CpuAttentionImpl):
             query[:n], kv_cache, output[:n], metadata.query_start_loc, metadata.seq_lens,
             metadata.block_table, metadata.max_query_len, self.scale,
             sliding_window=self.sliding_window, logits_soft_cap=self.logits_soft_cap,
+            max_seq_len=metadata.max_seq_len,
         )

@@ -2,12 +2,14 @@
 
 The shape of vLLM's unified Triton attention: each program takes a tile of one
 request's new tokens for one KV head, with all the query heads that read that KV
-head stacked as rows (``BLOCK_M = BLOCK_Q * GROUP``), walks the request's block
-table one cache block at a time and keeps an online softmax (running max, running
-sum, rescaled accumulator) in float32. A decode is a tile of one token; a prefill is
-many tiles. Keys past the causal limit, outside the sliding window or past the
-context are masked, and masked values are loaded as zero so NaN in unused slots
-cannot leak in.
+head stacked as rows (``BLOCK_M = BLOCK_Q * GROUP``), reads the request's keys and
+values a tile at a time through its block table and keeps an online softmax (running
+max, running sum, rescaled accumulator) in float32. A decode is a tile of one token;
+a prefill is many tiles. A decode batch too small to fill the GPU is split along the
+context (split-K, as flash-decoding): each program reads one segment and the
+segments' partial results are merged after. Keys past the causal limit, outside the
+sliding window or past the context are masked, and masked values are loaded as zero
+so NaN in unused slots cannot leak in.
 """
 
 from __future__ import annotations
@@ -53,17 +55,18 @@ def reshape_and_cache(key: torch.Tensor, value: torch.Tensor, kv_cache: torch.Te
 
 @triton.jit
 def _unified_attention_kernel(
-    q_ptr, cache_ptr, out_ptr, block_table_ptr, seq_lens_ptr, query_start_ptr,
-    scale, soft_cap, window,
+    q_ptr, cache_ptr, out_ptr, block_table_ptr, seq_lens_ptr, query_start_ptr, partial_ptr, stats_ptr,
+    scale, soft_cap, window, num_heads, segment_tiles,
     q_token_stride, q_head_stride, cache_kv_stride, cache_block_stride, cache_pos_stride,
     cache_head_stride, block_table_stride,
-    HEAD: tl.constexpr, HEAD_PAD: tl.constexpr, BLOCK_SIZE: tl.constexpr,
-    GROUP: tl.constexpr, GROUP_PAD: tl.constexpr, BLOCK_Q: tl.constexpr,
+    HEAD: tl.constexpr, HEAD_PAD: tl.constexpr, BLOCK_SIZE: tl.constexpr, TILE: tl.constexpr,
+    GROUP: tl.constexpr, GROUP_PAD: tl.constexpr, BLOCK_Q: tl.constexpr, NUM_SEGMENTS: tl.constexpr,
     USE_WINDOW: tl.constexpr, USE_SOFT_CAP: tl.constexpr, FP32_DOT: tl.constexpr,
 ):
     req = tl.program_id(0)
     q_block = tl.program_id(1)
-    kv_head = tl.program_id(2)
+    kv_head = tl.program_id(2) // NUM_SEGMENTS
+    segment = tl.program_id(2) % NUM_SEGMENTS
     q_start = tl.load(query_start_ptr + req)
     q_len = tl.load(query_start_ptr + req + 1) - q_start
     if q_block * BLOCK_Q >= q_len:
@@ -86,19 +89,27 @@ def _unified_attention_kernel(
     l_i = tl.zeros([BLOCK_M], tl.float32)
     acc = tl.zeros([BLOCK_M, HEAD_PAD], tl.float32)
 
+    # Keys are read TILE at a time whatever the block size: each key's block is looked
+    # up on its own, so a tile may span blocks (small blocks) or part of one (large).
     last_pos = tl.minimum(seq_len, context_len + (q_block + 1) * BLOCK_Q)  # exclusive
-    first_block = 0
+    first_tile = 0
     if USE_WINDOW:
-        first_block = tl.maximum(context_len + q_block * BLOCK_Q - window + 1, 0) // BLOCK_SIZE
-    offs_pos = tl.arange(0, BLOCK_SIZE)
-    for block_idx in range(first_block, tl.cdiv(last_pos, BLOCK_SIZE)):
-        physical = tl.load(block_table_ptr + req * block_table_stride + block_idx).to(tl.int64)
-        key_pos = block_idx * BLOCK_SIZE + offs_pos
-        base = cache_ptr + physical * cache_block_stride + kv_head * cache_head_stride
-        kv_offs = offs_pos[:, None] * cache_pos_stride + dims[None, :]
-        kv_mask = (key_pos < seq_len)[:, None] & dim_valid[None, :]
-        k = tl.load(base + kv_offs, mask=kv_mask, other=0.0)
-        v = tl.load(base + cache_kv_stride + kv_offs, mask=kv_mask, other=0.0)
+        first_tile = tl.maximum(context_len + q_block * BLOCK_Q - window + 1, 0) // TILE
+    end_tile = tl.cdiv(last_pos, TILE)
+    if NUM_SEGMENTS > 1:  # this program reads one segment of the context (split-K)
+        first_tile = tl.maximum(first_tile, segment * segment_tiles)
+        end_tile = tl.minimum(end_tile, (segment + 1) * segment_tiles)
+    offs_key = tl.arange(0, TILE)
+    head_base = cache_ptr + kv_head * cache_head_stride
+    for tile in range(first_tile, end_tile):
+        key_pos = tile * TILE + offs_key
+        in_seq = key_pos < seq_len
+        physical = tl.load(block_table_ptr + req * block_table_stride + key_pos // BLOCK_SIZE,
+                           mask=in_seq, other=0).to(tl.int64)
+        kv_offs = (physical * cache_block_stride + (key_pos % BLOCK_SIZE) * cache_pos_stride)[:, None] + dims[None, :]
+        kv_mask = in_seq[:, None] & dim_valid[None, :]
+        k = tl.load(head_base + kv_offs, mask=kv_mask, other=0.0)
+        v = tl.load(head_base + cache_kv_stride + kv_offs, mask=kv_mask, other=0.0)
         if FP32_DOT:
             s = tl.dot(q.to(tl.float32), tl.trans(k.to(tl.float32)), input_precision="ieee")
         else:
@@ -107,7 +118,7 @@ def _unified_attention_kernel(
         if USE_SOFT_CAP:
             # tanh(x) = 2 sigmoid(2x) - 1, in ops every Triton version has.
             s = soft_cap * (2.0 * tl.sigmoid(2.0 * s / soft_cap) - 1.0)
-        allowed = (key_pos[None, :] <= query_pos[:, None]) & (key_pos[None, :] < seq_len)
+        allowed = (key_pos[None, :] <= query_pos[:, None]) & in_seq[None, :]
         if USE_WINDOW:
             allowed = allowed & (query_pos[:, None] - key_pos[None, :] < window)
         s = tl.where(allowed, s, float("-inf"))
@@ -122,10 +133,17 @@ def _unified_attention_kernel(
             acc = acc * alpha[:, None] + tl.dot(p.to(v.dtype), v)
         m_i = m_new
 
-    out = acc / l_i[:, None]
-    out_offs = (q_start + token_in_req)[:, None] * q_token_stride + head[:, None] * q_head_stride + dims[None, :]
-    tl.store(out_ptr + out_offs, out.to(out_ptr.dtype.element_ty),
-             mask=row_valid[:, None] & dim_valid[None, :])
+    out_mask = row_valid[:, None] & dim_valid[None, :]
+    if NUM_SEGMENTS == 1:
+        out_offs = (q_start + token_in_req)[:, None] * q_token_stride + head[:, None] * q_head_stride + dims[None, :]
+        tl.store(out_ptr + out_offs, (acc / l_i[:, None]).to(out_ptr.dtype.element_ty), mask=out_mask)
+    else:
+        # Unnormalised partial sum, running max and sum of this segment; merged by
+        # _merge_segments. An empty segment leaves max -inf, sum 0 and weight 0.
+        idx = ((q_start + token_in_req) * num_heads + head) * NUM_SEGMENTS + segment
+        tl.store(partial_ptr + idx[:, None] * HEAD_PAD + dims[None, :], acc, mask=out_mask)
+        tl.store(stats_ptr + idx * 2, m_i, mask=row_valid)
+        tl.store(stats_ptr + idx * 2 + 1, l_i, mask=row_valid)
 
 
 def _interpreting() -> bool:
@@ -135,28 +153,74 @@ def _interpreting() -> bool:
     return os.environ.get("TRITON_INTERPRET") == "1"
 
 
+#: Decode batches with fewer (request, KV head) pairs than this are split along the
+#: context, so that enough programs run to keep a large GPU's memory system busy.
+SPLIT_BELOW_PROGRAMS = 512
+#: Keys per segment at least: shorter segments cost more in merging than they save.
+MIN_SEGMENT_KEYS = 256
+MAX_SEGMENTS = 16
+
+
+def _num_segments(num_reqs: int, num_kv_heads: int, max_query_len: int, max_seq_len: int) -> int:
+    if max_query_len != 1 or num_reqs * num_kv_heads >= SPLIT_BELOW_PROGRAMS:
+        return 1
+    segments = 1  # a power of two: few distinct compiled variants
+    while segments < MAX_SEGMENTS and max_seq_len >= 2 * segments * MIN_SEGMENT_KEYS:
+        segments *= 2
+    return segments
+
+
+def _merge_segments(partial: torch.Tensor, stats: torch.Tensor, output: torch.Tensor, head_size: int) -> None:
+    """``output`` from the segments' partial sums ``[tokens, heads, segments, D]`` and
+    (max, sum) ``stats``: each segment rescaled to the overall max."""
+    seg_max, seg_sum = stats.unbind(-1)
+    weight = torch.exp(seg_max - seg_max.amax(dim=-1, keepdim=True))
+    total = (seg_sum * weight).sum(dim=-1, keepdim=True)
+    merged = (partial[..., :head_size] * weight[..., None]).sum(dim=-2) / total
+    output.copy_(merged.to(output.dtype))
+
+
 def unified_attention(query: torch.Tensor, kv_cache: torch.Tensor, output: torch.Tensor,
                       query_start_loc: torch.Tensor, seq_lens: torch.Tensor, block_table: torch.Tensor,
                       max_query_len: int, scale: float, sliding_window: int | None = None,
-                      logits_soft_cap: float | None = None) -> None:
+                      logits_soft_cap: float | None = None, max_seq_len: int | None = None,
+                      num_segments: int | None = None) -> None:
     """Attention of every request's new tokens (``query`` ``[tokens, heads, D]``)
     over its paged context in ``kv_cache``, written into ``output`` (same shape and
-    strides as ``query``)."""
+    strides as ``query``). ``num_segments`` splits each decode's context into that
+    many parts computed in parallel (None: chosen from the batch's shape)."""
     num_tokens, num_heads, head_size = query.shape
     num_kv_heads, block_size = kv_cache.shape[3], kv_cache.shape[2]
+    num_reqs = seq_lens.shape[0]
     group = num_heads // num_kv_heads
     group_pad = triton.next_power_of_2(group)
-    block_q = max(1, 16 // group_pad)  # tl.dot wants at least 16 rows
-    num_reqs = seq_lens.shape[0]
-    grid = (num_reqs, triton.cdiv(max_query_len, block_q), num_kv_heads)
+    head_pad = triton.next_power_of_2(head_size)
+    # Rows per program: tl.dot wants at least 16; prefill tiles take 64 (32 for large
+    # heads, whose fp32 accumulator would not fit in registers).
+    rows = 16 if max_query_len == 1 else (64 if head_pad <= 128 else 32)
+    block_q = max(1, rows // group_pad)
+    tile = 64 if head_pad <= 128 else 32
+    if max_seq_len is None:
+        max_seq_len = int(seq_lens.max())
+    if num_segments is None:
+        num_segments = _num_segments(num_reqs, num_kv_heads, max_query_len, max_seq_len)
+    segment_tiles = triton.cdiv(triton.cdiv(max_seq_len, num_segments), tile)
     query = query.contiguous()
+    if num_segments > 1:
+        partial = query.new_empty(num_tokens, num_heads, num_segments, head_pad, dtype=torch.float32)
+        stats = query.new_empty(num_tokens, num_heads, num_segments, 2, dtype=torch.float32)
+    else:
+        partial = stats = output  # unused
+    grid = (num_reqs, triton.cdiv(max_query_len, block_q), num_kv_heads * num_segments)
     _unified_attention_kernel[grid](
-        query, kv_cache, output, block_table, seq_lens, query_start_loc,
-        scale, logits_soft_cap or 0.0, sliding_window or 0,
+        query, kv_cache, output, block_table, seq_lens, query_start_loc, partial, stats,
+        scale, logits_soft_cap or 0.0, sliding_window or 0, num_heads, segment_tiles,
         query.stride(0), query.stride(1), kv_cache.stride(0), kv_cache.stride(1), kv_cache.stride(2),
         kv_cache.stride(3), block_table.stride(0),
-        HEAD=head_size, HEAD_PAD=triton.next_power_of_2(head_size), BLOCK_SIZE=block_size,
-        GROUP=group, GROUP_PAD=group_pad, BLOCK_Q=block_q,
+        HEAD=head_size, HEAD_PAD=head_pad, BLOCK_SIZE=block_size, TILE=tile,
+        GROUP=group, GROUP_PAD=group_pad, BLOCK_Q=block_q, NUM_SEGMENTS=num_segments,
         USE_WINDOW=sliding_window is not None, USE_SOFT_CAP=logits_soft_cap is not None,
         FP32_DOT=query.dtype == torch.float32 or _interpreting(),
     )
+    if num_segments > 1:
+        _merge_segments(partial, stats, output, head_size)
