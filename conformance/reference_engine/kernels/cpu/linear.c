@@ -53,8 +53,8 @@ static inline uint16_t f32_to_f16(float f) {
 /* One block of nr (<= ROWS) rows of W against mt (<= MTILE) rows of x. Inlined with
  * constant nr and mt so the accumulators live in registers. */
 static inline __attribute__((always_inline)) void bf16_tile(
-    const uint16_t *x, int64_t ldx, const uint16_t *w, uint16_t *y, int64_t ldy,
-    int64_t k, const int nr, const int mt) {
+    const uint16_t *x, int64_t ldx, const uint16_t *w, const uint16_t *next, uint16_t *y,
+    int64_t ldy, int64_t k, const int nr, const int mt) {
     __m512 acc[MTILE][ROWS];
     for (int i = 0; i < mt; i++)
         for (int r = 0; r < nr; r++) acc[i][r] = _mm512_setzero_ps();
@@ -62,6 +62,8 @@ static inline __attribute__((always_inline)) void bf16_tile(
     for (; j + 32 <= k; j += 32) {
         __m512bh wv[ROWS];
         for (int r = 0; r < nr; r++) wv[r] = (__m512bh)_mm512_loadu_si512(w + r * k + j);
+        if (next)
+            for (int r = 0; r < ROWS; r++) _mm_prefetch((const char *)(next + r * k + j), _MM_HINT_T0);
         for (int i = 0; i < mt; i++) {
             __m512bh xv = (__m512bh)_mm512_loadu_si512(x + i * ldx + j);
             for (int r = 0; r < nr; r++) acc[i][r] = _mm512_dpbf16_ps(acc[i][r], xv, wv[r]);
@@ -82,8 +84,9 @@ static inline __attribute__((always_inline)) void bf16_tile(
 #define BF16_TILE bf16_tile
 #else
 static inline void bf16_tile_portable(
-    const uint16_t *x, int64_t ldx, const uint16_t *w, uint16_t *y, int64_t ldy,
-    int64_t k, const int nr, const int mt) {
+    const uint16_t *x, int64_t ldx, const uint16_t *w, const uint16_t *next, uint16_t *y,
+    int64_t ldy, int64_t k, const int nr, const int mt) {
+    (void)next;
     for (int i = 0; i < mt; i++)
         for (int r = 0; r < nr; r++) {
             float sum = 0.0f;
@@ -97,8 +100,8 @@ static inline void bf16_tile_portable(
 
 #if defined(__AVX512F__)
 static inline __attribute__((always_inline)) void f16_tile(
-    const uint16_t *x, int64_t ldx, const uint16_t *w, uint16_t *y, int64_t ldy,
-    int64_t k, const int nr, const int mt) {
+    const uint16_t *x, int64_t ldx, const uint16_t *w, const uint16_t *next, uint16_t *y,
+    int64_t ldy, int64_t k, const int nr, const int mt) {
     __m512 acc[MTILE][ROWS];
     for (int i = 0; i < mt; i++)
         for (int r = 0; r < nr; r++) acc[i][r] = _mm512_setzero_ps();
@@ -107,6 +110,8 @@ static inline __attribute__((always_inline)) void f16_tile(
         __m512 wv[ROWS];
         for (int r = 0; r < nr; r++)
             wv[r] = _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(mask, w + r * k + j));
+        if (next && (j & 31) == 0)
+            for (int r = 0; r < ROWS; r++) _mm_prefetch((const char *)(next + r * k + j), _MM_HINT_T0);
         for (int i = 0; i < mt; i++) {
             __m512 xv = _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(mask, x + i * ldx + j));
             for (int r = 0; r < nr; r++) acc[i][r] = _mm512_fmadd_ps(xv, wv[r], acc[i][r]);
@@ -118,8 +123,9 @@ static inline __attribute__((always_inline)) void f16_tile(
 #define F16_TILE f16_tile
 #else
 static inline void f16_tile_portable(
-    const uint16_t *x, int64_t ldx, const uint16_t *w, uint16_t *y, int64_t ldy,
-    int64_t k, const int nr, const int mt) {
+    const uint16_t *x, int64_t ldx, const uint16_t *w, const uint16_t *next, uint16_t *y,
+    int64_t ldy, int64_t k, const int nr, const int mt) {
+    (void)next;
     for (int i = 0; i < mt; i++)
         for (int r = 0; r < nr; r++) {
             float sum = 0.0f;
@@ -134,10 +140,10 @@ static inline void f16_tile_portable(
 /* Expands a tile function for every (nr, mt) so each call sees constants. */
 #define DISPATCH_MT(TILE, NR)                                              \
     switch (mt) {                                                          \
-    case 1: TILE(xs, ldx, wr, ys, n, k, NR, 1); break;                     \
-    case 2: TILE(xs, ldx, wr, ys, n, k, NR, 2); break;                     \
-    case 3: TILE(xs, ldx, wr, ys, n, k, NR, 3); break;                     \
-    default: TILE(xs, ldx, wr, ys, n, k, NR, 4); break;                    \
+    case 1: TILE(xs, ldx, wr, next, ys, n, k, NR, 1); break;                     \
+    case 2: TILE(xs, ldx, wr, next, ys, n, k, NR, 2); break;                     \
+    case 3: TILE(xs, ldx, wr, next, ys, n, k, NR, 3); break;                     \
+    default: TILE(xs, ldx, wr, next, ys, n, k, NR, 4); break;                    \
     }
 
 #define DEFINE_LINEAR(NAME, TILE)                                                    \
@@ -153,6 +159,7 @@ static inline void f16_tile_portable(
             for (int64_t i0 = 0; i0 < m; i0 += MTILE) {                              \
                 int mt = m - i0 < MTILE ? (int)(m - i0) : MTILE;                     \
                 const uint16_t *xs = x + i0 * ldx;                                   \
+                const uint16_t *next = i0 == 0 && n - row >= 2 * ROWS ? wr + ROWS * k : 0; \
                 uint16_t *ys = y + i0 * n + row;                                     \
                 switch (nr) {                                                        \
                 case 1: DISPATCH_MT(TILE, 1); break;                                 \
