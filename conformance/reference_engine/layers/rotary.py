@@ -9,6 +9,9 @@ from conformance.reference_engine.layers.platform_ops import platform_op
 
 
 class RotaryEmbedding(nn.Module):
+    """One instance serves every layer of a model: all layers of a step rotate by the
+    same positions, so the torch path looks the tables up once per step."""
+
     def __init__(self, head_size: int, max_position: int, theta: float) -> None:
         super().__init__()
         self.head_size = head_size
@@ -18,13 +21,25 @@ class RotaryEmbedding(nn.Module):
         self.register_buffer("cos", freqs.cos(), persistent=False)
         self.register_buffer("sin", freqs.sin(), persistent=False)
         self.kernel = platform_op("rotary_embedding")
+        self._looked_up: tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None = None
+
+    def _tables(self, positions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """``[tokens, 1, head_size]`` cos and signed sin for ``positions``, reused while
+        the same positions tensor comes back (the next layers of one step)."""
+        if self._looked_up is None or self._looked_up[0] is not positions:
+            cos, sin = self.cos[positions], self.sin[positions]
+            full_cos = torch.cat((cos, cos), dim=-1).unsqueeze(1)
+            signed_sin = torch.cat((-sin, sin), dim=-1).unsqueeze(1)
+            self._looked_up = (positions, full_cos, signed_sin)
+        return self._looked_up[1], self._looked_up[2]
 
     def forward(self, positions: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
         """``x`` ``[tokens, heads, head_size]`` rotated by each token's position (pass
         queries and keys together: one rotation for both)."""
         if self.kernel is not None:
             return self.kernel(positions, x, self.cos, self.sin)
-        cos = self.cos[positions].unsqueeze(1)
-        sin = self.sin[positions].unsqueeze(1)
-        x1, x2 = x.float().chunk(2, dim=-1)
-        return torch.cat((x1 * cos - x2 * sin, x2 * cos + x1 * sin), dim=-1).to(x.dtype)
+        cos, signed_sin = self._tables(positions)
+        h = x.float()
+        # [x1, x2] * cos + [x2, x1] * [-sin, sin]: the same products and sums, in the
+        # same order, as x1*cos - x2*sin and x2*cos + x1*sin, in a third of the ops.
+        return (h * cos + h.roll(self.head_size // 2, dims=-1) * signed_sin).to(x.dtype)

@@ -35,7 +35,10 @@ PACKED = {
 
 
 class LlamaAttention(nn.Module):
-    def __init__(self, config: ModelConfig, backend: type[AttentionBackend], tp: TensorParallel):
+    def __init__(
+        self, config: ModelConfig, backend: type[AttentionBackend], tp: TensorParallel,
+        rotary_emb: RotaryEmbedding,
+    ):
         super().__init__()
         head_size = config.head_size
         self.num_heads = tp.shard(config.num_attention_heads, "num_attention_heads")
@@ -45,7 +48,7 @@ class LlamaAttention(nn.Module):
             config.hidden_size, head_size, config.num_attention_heads, config.num_key_value_heads, tp
         )
         self.o_proj = RowParallelLinear(config.num_attention_heads * head_size, config.hidden_size, tp)
-        self.rotary_emb = RotaryEmbedding(head_size, config.max_position_embeddings, config.rope_theta)
+        self.rotary_emb = rotary_emb
         self.attn = Attention(backend, self.num_heads, head_size, self.num_kv_heads)
 
     def forward(self, positions, hidden_states, metadata: AttentionMetadata) -> torch.Tensor:
@@ -69,9 +72,12 @@ class LlamaMLP(nn.Module):
 
 
 class LlamaDecoderLayer(nn.Module):
-    def __init__(self, config: ModelConfig, backend: type[AttentionBackend], tp: TensorParallel):
+    def __init__(
+        self, config: ModelConfig, backend: type[AttentionBackend], tp: TensorParallel,
+        rotary_emb: RotaryEmbedding,
+    ):
         super().__init__()
-        self.self_attn = LlamaAttention(config, backend, tp)
+        self.self_attn = LlamaAttention(config, backend, tp, rotary_emb)
         self.mlp = LlamaMLP(config, tp)
         self.input_layernorm = RMSNorm(config.hidden_size, config.rms_norm_eps)
         self.post_attention_layernorm = RMSNorm(config.hidden_size, config.rms_norm_eps)
@@ -91,8 +97,10 @@ class LlamaModel(nn.Module):
     def __init__(self, config: ModelConfig, backend: type[AttentionBackend], tp: TensorParallel):
         super().__init__()
         self.embed_tokens = VocabParallelEmbedding(config.vocab_size, config.hidden_size, tp)
+        # Shared by all layers, which lets it look each step's positions up once.
+        rotary_emb = RotaryEmbedding(config.head_size, config.max_position_embeddings, config.rope_theta)
         self.layers = nn.ModuleList(
-            LlamaDecoderLayer(config, backend, tp) for _ in range(config.num_hidden_layers)
+            LlamaDecoderLayer(config, backend, tp, rotary_emb) for _ in range(config.num_hidden_layers)
         )
         self.norm = RMSNorm(config.hidden_size, config.rms_norm_eps)
 
