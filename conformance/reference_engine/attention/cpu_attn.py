@@ -1,9 +1,13 @@
-"""The ``cpu`` platform's attention backend: paged attention in a few large torch ops.
+"""The ``cpu`` platform's attention backend: a C kernel, or paged attention in a few
+large torch ops where the C kernel is unavailable.
 
 One ``forward`` serves prefill, chunked prefill and decode requests of one batch. The
 new keys and values are scattered into the cache first (one ``index_copy_`` for all
-tokens); then each request is computed with batched matrix products over all its
-heads at once:
+tokens). Then, where the C kernel ``kernels/cpu/paged_attention.c`` builds (see
+``kernels/cpu/native.py``), a plain prefill goes to SDPA as below and every other
+request to the C kernel, which reads each key and value of the context once for all
+query heads of its GQA group. Otherwise each request is computed with batched matrix
+products over all its heads at once:
 
 - a request with no earlier context and no sliding window or soft cap (a plain
   prefill) goes to ``torch.nn.functional.scaled_dot_product_attention`` on its own
@@ -24,6 +28,8 @@ can exceed the dtype's range even though the result cannot.
 
 from __future__ import annotations
 
+import ctypes
+
 import torch
 import torch.nn.functional as F
 
@@ -33,6 +39,7 @@ from conformance.reference_engine.attention.backend import (
     AttentionMetadata,
     AttentionSelectorConfig,
 )
+from conformance.reference_engine.kernels.cpu import native
 
 SUPPORTED_DTYPES = (torch.float32, torch.bfloat16, torch.float16)
 SUPPORTED_HEAD_SIZES = (32, 64, 128, 256)
@@ -44,6 +51,25 @@ MIN_BLOCK_SIZE = 16
 DECODE_GROUP_BYTES = 4 << 20
 KV_CACHE_DTYPES = {"auto": None, "float32": torch.float32, "bfloat16": torch.bfloat16,
                    "float16": torch.float16}
+
+
+#: The C kernel's dtype codes.
+NATIVE_DTYPES = {torch.float32: 0, torch.bfloat16: 1, torch.float16: 2}
+_P, _I, _I64, _F = ctypes.c_void_p, ctypes.c_int, ctypes.c_int64, ctypes.c_float
+_NATIVE_ARGTYPES = [_P, _I64, _P, _I64, _P, _I64, _P, _I64, _P, _P, _P, _I, _I, _I, _I, _I, _I, _I,
+                    _F, _I, _F, _I]
+
+
+def native_kernel():
+    """The C ``paged_attention`` function with its argument types declared, or None
+    where C kernels are off or cannot be built."""
+    library = native.library("paged_attention")
+    if library is None:
+        return None
+    kernel = library.paged_attention
+    if kernel.argtypes is None:
+        kernel.argtypes, kernel.restype = _NATIVE_ARGTYPES, ctypes.c_int
+    return kernel
 
 
 def _is_power_of_two(n: int) -> bool:
@@ -142,10 +168,67 @@ class CpuAttentionImpl(AttentionImpl):
 
     def attend(self, query, key, value, kv_cache, metadata: AttentionMetadata, output) -> None:
         """Attention of every request's new tokens over its context, into ``output``."""
+        kernel = self._native_kernel(query, kv_cache, output)
+        if kernel is None:
+            self._attend_torch(query, key, value, kv_cache, metadata, output)
+            return
+        if metadata.max_query_len <= 1:  # decodes only: no per-request Python
+            self._attend_native(kernel, query, kv_cache, metadata, output, None)
+            return
+        starts = metadata.query_start_loc.tolist()
+        seq_lens = metadata.seq_lens.tolist()
+        rest = []
+        for r, seq_len in enumerate(seq_lens):
+            start, end = starts[r], starts[r + 1]
+            if self._is_plain_prefill(end - start, seq_len, query, kv_cache):
+                self._prefill(query[start:end], key[start:end], value[start:end], output[start:end])
+            elif end > start:
+                rest.append(r)
+        if rest:
+            requests = torch.tensor(rest, dtype=torch.int32)
+            self._attend_native(kernel, query, kv_cache, metadata, output, requests)
+
+    def _is_plain_prefill(self, query_len: int, seq_len: int, query, kv_cache) -> bool:
+        """A request SDPA computes exactly: no earlier context, no sliding window or
+        soft cap, and a cache holding the query's dtype."""
+        return (query_len > 1 and seq_len == query_len and self.sliding_window is None
+                and self.logits_soft_cap is None and kv_cache.dtype == query.dtype)
+
+    def _native_kernel(self, query, kv_cache, output):
+        """The C kernel where it is built and takes these tensors as they are, else None.
+        It accumulates in float32, so another accumulate dtype stays on torch."""
+        if (self.accumulate_dtype != torch.float32 or query.device.type != "cpu"
+                or query.dtype not in NATIVE_DTYPES or output.dtype != query.dtype
+                or kv_cache.dtype not in NATIVE_DTYPES or not kv_cache.is_contiguous()
+                or kv_cache.shape[3:] != (self.num_kv_heads, self.head_size)):
+            return None
+        for t in (query, output):
+            if t.stride(2) != 1 or t.stride(1) != self.head_size:
+                return None
+        return native_kernel()
+
+    def _attend_native(self, kernel, query, kv_cache, metadata: AttentionMetadata, output,
+                       requests: torch.Tensor | None) -> None:
+        """The C kernel on ``requests`` (int32 request indices; None: every request)."""
+        table, starts, seq_lens = (_int32_rows(t) for t in (
+            metadata.block_table, metadata.query_start_loc, metadata.seq_lens))
+        status = kernel(
+            query.data_ptr(), query.stride(0), output.data_ptr(), output.stride(0),
+            kv_cache.data_ptr(), kv_cache.shape[1], table.data_ptr(), table.stride(0),
+            starts.data_ptr(), seq_lens.data_ptr(), None if requests is None else requests.data_ptr(),
+            seq_lens.shape[0] if requests is None else requests.shape[0],
+            self.num_heads, self.num_kv_heads, self.head_size, kv_cache.shape[2],
+            NATIVE_DTYPES[query.dtype], NATIVE_DTYPES[kv_cache.dtype], self.scale,
+            self.sliding_window or 0, self.logits_soft_cap or 0.0, torch.get_num_threads(),
+        )
+        if status != 0:
+            raise RuntimeError(f"paged_attention C kernel failed (head size {self.head_size})")
+
+    def _attend_torch(self, query, key, value, kv_cache, metadata: AttentionMetadata, output) -> None:
+        """``attend`` in torch ops (see the module docstring)."""
         starts = metadata.query_start_loc.tolist()
         seq_lens = metadata.seq_lens.tolist()
         block_size = kv_cache.shape[2]
-        plain = self.sliding_window is None and self.logits_soft_cap is None
         decodes = [r for r in range(len(seq_lens)) if starts[r + 1] - starts[r] == 1]
         if decodes:
             # Groups whose gathered keys and values (float32) stay within the cache.
@@ -160,7 +243,7 @@ class CpuAttentionImpl(AttentionImpl):
             if end - start <= 1:  # nothing to do, or a decode (done above)
                 continue
             context_len = seq_len - (end - start)
-            if context_len == 0 and plain and kv_cache.dtype == query.dtype:
+            if self._is_plain_prefill(end - start, seq_len, query, kv_cache):
                 self._prefill(query[start:end], key[start:end], value[start:end], output[start:end])
                 continue
             # Blocks wholly before the sliding window of the first query are never read.
@@ -258,3 +341,10 @@ class CpuAttentionImpl(AttentionImpl):
         summed = torch.matmul(weights, v.to(acc_dtype).transpose(0, 1))
         result = summed.view(self.num_kv_heads, group, num_queries, -1) / total
         out.view(num_queries, self.num_kv_heads, group, -1).copy_(result.permute(2, 0, 1, 3))
+
+
+def _int32_rows(t: torch.Tensor) -> torch.Tensor:
+    """``t`` as int32 with unit stride along its last dim (the C kernel's layout)."""
+    if t.dtype != torch.int32 or t.stride(-1) != 1:
+        t = t.to(torch.int32).contiguous()
+    return t

@@ -1,0 +1,464 @@
+/* Paged attention over the cache layout [2, num_blocks, block_size, kv_heads, D].
+ *
+ * Why a kernel of our own: decode attention is bound by how fast the context's keys
+ * and values stream from memory, and torch can only express it as a gather (a copy)
+ * followed by products, several passes over the data. Here a work item is one
+ * (request, KV head, run of query tokens, range of keys): it reads each key and
+ * value of its range once, through the block table, for every query row of the GQA
+ * group at once (rows = query tokens x query heads of that KV head), keeping an
+ * online softmax per row. Scores and sums are fp32 whatever the dtypes, and the
+ * division by the softmax sum is deferred to the end, so an fp16 sum of large
+ * values cannot overflow.
+ *
+ * Keys are taken 16 at a time (a "tile": block sizes are powers of two >= 16, so a
+ * tile never straddles a block), which makes one tile's scores of one row exactly
+ * one AVX-512 register. When there are too few work items to keep every thread
+ * busy (batch-1 decode), each item's keys are split into chunks computed in
+ * parallel, and the chunks' partial softmax states merged (flash-decoding).
+ *
+ * Keys past a request's context are never read: the suite fills unowned slots with
+ * NaN, and 0 * NaN would poison the sum.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+
+enum { DT_F32 = 0, DT_BF16 = 1, DT_F16 = 2 };
+
+#define TILE 16        /* keys per tile */
+#define ROWS 4         /* query rows per pass over a tile: 4 x D/16 accumulators fit */
+#define MAX_ROWS 16    /* query rows per work item */
+#define MAX_D 256
+#define PREFETCH_TILES 1 /* tiles read ahead */
+#define MIN_CHUNK 256  /* keys: a smaller split costs more in merging than it gains */
+
+static inline float bf16_to_f32(uint16_t h) {
+    uint32_t bits = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+static inline uint16_t f32_to_bf16(float f) {
+    uint32_t bits;
+    memcpy(&bits, &f, sizeof bits);
+    if ((bits & 0x7fffffffu) > 0x7f800000u)
+        return (uint16_t)((bits >> 16) | 0x40); /* keep NaN a quiet NaN */
+    bits += 0x7fffu + ((bits >> 16) & 1u);      /* round to nearest, ties to even */
+    return (uint16_t)(bits >> 16);
+}
+
+static inline float f16_to_f32(uint16_t h) {
+    _Float16 v;
+    memcpy(&v, &h, sizeof v);
+    return (float)v;
+}
+
+static inline uint16_t f32_to_f16(float f) {
+    _Float16 v = (_Float16)f;
+    uint16_t h;
+    memcpy(&h, &v, sizeof h);
+    return h;
+}
+
+static inline float load_scalar(const void *p, int64_t i, int dtype) {
+    if (dtype == DT_F32) return ((const float *)p)[i];
+    if (dtype == DT_BF16) return bf16_to_f32(((const uint16_t *)p)[i]);
+    return f16_to_f32(((const uint16_t *)p)[i]);
+}
+
+static inline void store_scalar(void *p, int64_t i, float v, int dtype) {
+    if (dtype == DT_F32) ((float *)p)[i] = v;
+    else if (dtype == DT_BF16) ((uint16_t *)p)[i] = f32_to_bf16(v);
+    else ((uint16_t *)p)[i] = f32_to_f16(v);
+}
+
+/* What every work item shares. Strides are in elements. */
+typedef struct {
+    const void *query, *keys, *values;
+    void *output;
+    const int32_t *block_table, *query_start, *seq_lens;
+    int64_t q_stride, o_stride, bt_stride, row_stride; /* row_stride: one cache slot */
+    int heads, kv_heads, d, block_size, q_dtype, kv_dtype, window;
+    float scale, soft_cap;
+} Problem;
+
+/* One unit of work before splitting: query tokens [tok0, tok0 + ntok) of request
+ * req, query heads [g0, g0 + ng) of every KV head's group, keys [k0, k1). All KV
+ * heads in one unit, because a tile of the cache holds them interleaved: reading
+ * one head's rows alone would leave the other heads' halves of the same cache pages
+ * to be fetched again (and the hardware prefetcher fetches them anyway). */
+typedef struct {
+    int req, tok0, ntok, g0, ng, k0, k1, chunks, first_item;
+} Unit;
+
+/* The running softmax state of up to MAX_ROWS query rows of one KV head. */
+typedef struct {
+    float q[MAX_ROWS][MAX_D] __attribute__((aligned(64)));
+    float acc[MAX_ROWS][MAX_D] __attribute__((aligned(64)));
+    float m[MAX_ROWS], l[MAX_ROWS];
+    int pos[MAX_ROWS];
+} State;
+
+/* Scores after the soft cap, masked: -inf where row r may not see key k. */
+static inline float cap_score(const Problem *p, float s) {
+    return p->soft_cap > 0.f ? p->soft_cap * tanhf(s / p->soft_cap) : s;
+}
+
+static inline int visible(const Problem *p, int pos, int key) {
+    return key <= pos && (p->window <= 0 || pos - key < p->window);
+}
+
+#if defined(__AVX512F__)
+static inline __attribute__((always_inline)) __m512 load16(const void *base, int64_t i, const int dtype) {
+    if (dtype == DT_F32) return _mm512_loadu_ps((const float *)base + i);
+    __m256i h = _mm256_loadu_si256((const __m256i *)((const uint16_t *)base + i));
+    if (dtype == DT_BF16) return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+    return _mm512_cvtph_ps(h);
+}
+
+/* exp(x) for x <= 0 (and -inf): 2^n * e^r with n = round(x / ln 2), |r| <= ln2 / 2,
+ * e^r by its Taylor series to r^7 (relative error < 1e-8 there). */
+static inline __m512 exp16(__m512 x) {
+    const __m512 lo = _mm512_set1_ps(-104.f);
+    __mmask16 tiny = _mm512_cmp_ps_mask(x, lo, _CMP_LT_OQ);
+    x = _mm512_max_ps(x, lo);
+    __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693145751953125f), x);
+    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(1.428606765330187e-06f), r);
+    __m512 y = _mm512_set1_ps(1.f / 5040);
+    y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(1.f / 720));
+    y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(1.f / 120));
+    y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(1.f / 24));
+    y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(1.f / 6));
+    y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(0.5f));
+    y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(1.f));
+    y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(1.f));
+    return _mm512_maskz_mov_ps(~tiny, _mm512_scalef_ps(y, n));
+}
+
+/* Scores of rows [r0, r0 + nr) against the nk (<= 16) keys of one tile. */
+static inline __attribute__((always_inline)) void tile_scores(
+    const Problem *p, const State *st, int r0, const int nr, const void *k, int nk,
+    float s[ROWS][TILE], const int dtype) {
+    for (int t = 0; t < nk; t++) {
+        const int64_t base = (int64_t)t * p->row_stride;
+        __m512 a[ROWS];
+        for (int i = 0; i < nr; i++) a[i] = _mm512_setzero_ps();
+        for (int c = 0; c < p->d; c += 16) {
+            __m512 kv = load16(k, base + c, dtype);
+            for (int i = 0; i < nr; i++) a[i] = _mm512_fmadd_ps(_mm512_load_ps(&st->q[r0 + i][c]), kv, a[i]);
+        }
+        for (int i = 0; i < nr; i++) s[i][t] = _mm512_reduce_add_ps(a[i]);
+    }
+}
+
+/* acc[r] += sum_t w[r][t] * v_t for rows [r0, r0 + nr) and the tile's nk values. */
+static inline __attribute__((always_inline)) void tile_values(
+    const Problem *p, State *st, int r0, const int nr, const void *v, int nk,
+    float w[ROWS][TILE], const int dtype) {
+    for (int c = 0; c < p->d; c += 16) {
+        __m512 a[ROWS];
+        for (int i = 0; i < nr; i++) a[i] = _mm512_load_ps(&st->acc[r0 + i][c]);
+        for (int t = 0; t < nk; t++) {
+            __m512 vv = load16(v, (int64_t)t * p->row_stride + c, dtype);
+            for (int i = 0; i < nr; i++) a[i] = _mm512_fmadd_ps(_mm512_set1_ps(w[i][t]), vv, a[i]);
+        }
+        for (int i = 0; i < nr; i++) _mm512_store_ps(&st->acc[r0 + i][c], a[i]);
+    }
+}
+
+/* Softmax update of one row with its 16 tile scores; leaves the weights in w. */
+static inline void tile_softmax(const Problem *p, State *st, int r, int key0, int nk, float *sr, float *w) {
+    const int pos = st->pos[r];
+    __m512i lane = _mm512_add_epi32(_mm512_set1_epi32(key0), _mm512_setr_epi32(
+        0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
+    __mmask16 ok = _mm512_cmple_epi32_mask(lane, _mm512_set1_epi32(pos)) & (__mmask16)((1u << nk) - 1);
+    if (p->window > 0)
+        ok &= _mm512_cmpgt_epi32_mask(lane, _mm512_set1_epi32(pos - p->window));
+    if (!ok) {
+        _mm512_storeu_ps(w, _mm512_setzero_ps());
+        return;
+    }
+    if (p->soft_cap > 0.f)
+        for (int t = 0; t < nk; t++) sr[t] = cap_score(p, sr[t]);
+    __m512 s = _mm512_mask_loadu_ps(_mm512_set1_ps(-INFINITY), ok, sr);
+    float m_new = fmaxf(st->m[r], _mm512_reduce_max_ps(s));
+    __m512 e = _mm512_maskz_mov_ps(ok, exp16(_mm512_sub_ps(s, _mm512_set1_ps(m_new))));
+    float alpha = expf(st->m[r] - m_new);
+    st->l[r] = st->l[r] * alpha + _mm512_reduce_add_ps(e);
+    if (alpha != 1.f) {
+        __m512 al = _mm512_set1_ps(alpha);
+        for (int c = 0; c < p->d; c += 16)
+            _mm512_store_ps(&st->acc[r][c], _mm512_mul_ps(al, _mm512_load_ps(&st->acc[r][c])));
+    }
+    st->m[r] = m_new;
+    _mm512_storeu_ps(w, e);
+}
+
+static inline __attribute__((always_inline)) void tile_rows(
+    const Problem *p, State *st, int r0, const int nr, const void *k, const void *v,
+    int key0, int nk, const int dtype) {
+    float s[ROWS][TILE] __attribute__((aligned(64)));
+    float w[ROWS][TILE] __attribute__((aligned(64)));
+    tile_scores(p, st, r0, nr, k, nk, s, dtype);
+    for (int i = 0; i < nr; i++) tile_softmax(p, st, r0 + i, key0, nk, s[i], w[i]);
+    tile_values(p, st, r0, nr, v, nk, w, dtype);
+}
+
+static inline __attribute__((always_inline)) void tile_all_rows(
+    const Problem *p, State *st, int rows, const void *k, const void *v, int key0, int nk, const int dtype) {
+    int r = 0;
+    for (; r + ROWS <= rows; r += ROWS) tile_rows(p, st, r, ROWS, k, v, key0, nk, dtype);
+    switch (rows - r) {
+    case 1: tile_rows(p, st, r, 1, k, v, key0, nk, dtype); break;
+    case 2: tile_rows(p, st, r, 2, k, v, key0, nk, dtype); break;
+    case 3: tile_rows(p, st, r, 3, k, v, key0, nk, dtype); break;
+    default: break;
+    }
+}
+
+static void tile(const Problem *p, State *st, int rows, const void *k, const void *v, int key0, int nk) {
+    if (p->d % 16) goto portable;
+    switch (p->kv_dtype) {
+    case DT_F32: tile_all_rows(p, st, rows, k, v, key0, nk, DT_F32); return;
+    case DT_BF16: tile_all_rows(p, st, rows, k, v, key0, nk, DT_BF16); return;
+    default: tile_all_rows(p, st, rows, k, v, key0, nk, DT_F16); return;
+    }
+portable:;
+#else
+static void tile(const Problem *p, State *st, int rows, const void *k, const void *v, int key0, int nk) {
+#endif
+    /* Portable path: the same steps, one row and one key at a time. */
+    for (int r = 0; r < rows; r++) {
+        float w[TILE], m_tile = -INFINITY;
+        for (int t = 0; t < nk; t++) {
+            w[t] = -INFINITY;
+            if (!visible(p, st->pos[r], key0 + t)) continue;
+            float s = 0.f;
+            for (int c = 0; c < p->d; c++)
+                s += st->q[r][c] * load_scalar(k, (int64_t)t * p->row_stride + c, p->kv_dtype);
+            w[t] = cap_score(p, s);
+            m_tile = fmaxf(m_tile, w[t]);
+        }
+        if (m_tile == -INFINITY) continue;
+        float m_new = fmaxf(st->m[r], m_tile), alpha = expf(st->m[r] - m_new);
+        st->l[r] *= alpha;
+        for (int c = 0; c < p->d; c++) st->acc[r][c] *= alpha;
+        for (int t = 0; t < nk; t++) {
+            if (w[t] == -INFINITY) continue;
+            float e = expf(w[t] - m_new);
+            st->l[r] += e;
+            for (int c = 0; c < p->d; c++)
+                st->acc[r][c] += e * load_scalar(v, (int64_t)t * p->row_stride + c, p->kv_dtype);
+        }
+        st->m[r] = m_new;
+    }
+}
+
+/* Row r of a unit's KV head h: query token tok0 + r / ng, query head h * group + g0 + r % ng. */
+static inline int row_head(const Problem *p, const Unit *u, int h, int r) {
+    return h * (p->heads / p->kv_heads) + u->g0 + r % u->ng;
+}
+
+static void load_rows(const Problem *p, const Unit *u, int h, State *st) {
+    const int start = p->query_start[u->req];
+    const int context = p->seq_lens[u->req] - (p->query_start[u->req + 1] - start);
+    for (int r = 0; r < u->ntok * u->ng; r++) {
+        const int tok = u->tok0 + r / u->ng, head = row_head(p, u, h, r);
+        const int64_t base = (int64_t)(start + tok) * p->q_stride + (int64_t)head * p->d;
+        for (int c = 0; c < p->d; c++) st->q[r][c] = p->scale * load_scalar(p->query, base + c, p->q_dtype);
+        memset(st->acc[r], 0, sizeof(float) * p->d);
+        st->m[r] = -INFINITY;
+        st->l[r] = 0.f;
+        st->pos[r] = context + tok;
+    }
+}
+
+/* Asks for a tile's keys and values ahead of use. Tiles sit in blocks scattered
+ * through the cache, so the hardware prefetcher, which follows sequential streams,
+ * would only start on each block after several misses. */
+static inline void prefetch_tile(const Problem *p, const char *k, const char *v, int nk, int esize) {
+    for (int t = 0; t < nk; t++) {
+        const int64_t row = (int64_t)t * p->row_stride * esize;
+        for (int b = 0; b < p->row_stride * esize; b += 64) {
+            __builtin_prefetch(k + row + b, 0, 3);
+            __builtin_prefetch(v + row + b, 0, 3);
+        }
+    }
+}
+
+/* Keys [k0, k1) of a unit into st (one State per KV head), a tile at a time
+ * through the block table. */
+static void run_keys(const Problem *p, const Unit *u, State *st, int k0, int k1) {
+    const int rows = u->ntok * u->ng, esize = p->kv_dtype == DT_F32 ? 4 : 2;
+    const int32_t *table = p->block_table + (int64_t)u->req * p->bt_stride;
+    /* Byte offset of key `key`'s slot. */
+#define OFFSET(key) (((int64_t)table[(key) / p->block_size] * p->block_size + (key) % p->block_size) \
+                     * p->row_stride * esize)
+    for (int i = 0, key = k0; i < PREFETCH_TILES && key < k1; i++, key += TILE)
+        prefetch_tile(p, (const char *)p->keys + OFFSET(key), (const char *)p->values + OFFSET(key),
+                      k1 - key < TILE ? k1 - key : TILE, esize);
+    for (int key = k0; key < k1; key += TILE) {
+        const int ahead = key + PREFETCH_TILES * TILE;
+        if (ahead < k1)
+            prefetch_tile(p, (const char *)p->keys + OFFSET(ahead), (const char *)p->values + OFFSET(ahead),
+                          k1 - ahead < TILE ? k1 - ahead : TILE, esize);
+        const int nk = k1 - key < TILE ? k1 - key : TILE;
+        const char *k = (const char *)p->keys + OFFSET(key), *v = (const char *)p->values + OFFSET(key);
+        for (int h = 0; h < p->kv_heads; h++)
+            tile(p, &st[h], rows, k + (int64_t)h * p->d * esize, v + (int64_t)h * p->d * esize, key, nk);
+    }
+#undef OFFSET
+}
+
+static void write_rows(const Problem *p, const Unit *u, int h, const State *st) {
+    const int start = p->query_start[u->req];
+    for (int r = 0; r < u->ntok * u->ng; r++) {
+        const int tok = u->tok0 + r / u->ng, head = row_head(p, u, h, r);
+        const int64_t base = (int64_t)(start + tok) * p->o_stride + (int64_t)head * p->d;
+        const float inv = st->l[r] > 0.f ? 1.f / st->l[r] : 0.f;
+        for (int c = 0; c < p->d; c++) store_scalar(p->output, base + c, st->acc[r][c] * inv, p->q_dtype);
+    }
+}
+
+/* A chunk's partial state of KV head h: per row m, l, then the D unnormalised sums. */
+static float *partial_at(float *partials, const Problem *p, int item, int h) {
+    return partials + ((int64_t)item * p->kv_heads + h) * MAX_ROWS * (2 + p->d);
+}
+
+static void save_partial(const Problem *p, const Unit *u, const State *st, float *out) {
+    for (int r = 0; r < u->ntok * u->ng; r++, out += 2 + p->d) {
+        out[0] = st->m[r];
+        out[1] = st->l[r];
+        memcpy(out + 2, st->acc[r], sizeof(float) * p->d);
+    }
+}
+
+static void merge_partials(const Problem *p, const Unit *u, int h, float *partials, State *st) {
+    for (int r = 0; r < u->ntok * u->ng; r++) {
+        float m = -INFINITY;
+        for (int c = 0; c < u->chunks; c++) m = fmaxf(m, partial_at(partials, p, u->first_item + c, h)[r * (2 + p->d)]);
+        st->m[r] = m;
+        st->l[r] = 0.f;
+        memset(st->acc[r], 0, sizeof(float) * p->d);
+        if (m == -INFINITY) continue;
+        for (int c = 0; c < u->chunks; c++) {
+            const float *part = partial_at(partials, p, u->first_item + c, h) + r * (2 + p->d);
+            const float f = expf(part[0] - m);
+            st->l[r] += f * part[1];
+            for (int i = 0; i < p->d; i++) st->acc[r][i] += f * part[2 + i];
+        }
+    }
+}
+
+/* Attention of requests[0..num_requests) (all num_reqs when requests is NULL) into
+ * output. Returns 0, or -1 when the head size or memory is out of range. */
+int paged_attention(const void *query, int64_t q_stride, void *output, int64_t o_stride,
+                    const void *kv_cache, int64_t num_blocks, const int32_t *block_table,
+                    int64_t bt_stride, const int32_t *query_start, const int32_t *seq_lens,
+                    const int32_t *requests, int num_requests, int heads, int kv_heads, int d,
+                    int block_size, int q_dtype, int kv_dtype, float scale, int window,
+                    float soft_cap, int num_threads) {
+    if (d > MAX_D || d <= 0 || kv_heads <= 0 || heads % kv_heads) return -1;
+    const int esize = kv_dtype == DT_F32 ? 4 : 2, group = heads / kv_heads;
+    const int64_t row_stride = (int64_t)kv_heads * d;
+    const Problem p = {
+        query, kv_cache, (const char *)kv_cache + num_blocks * block_size * row_stride * esize, output,
+        block_table, query_start, seq_lens, q_stride, o_stride, bt_stride, row_stride,
+        heads, kv_heads, d, block_size, q_dtype, kv_dtype, window, scale, soft_cap,
+    };
+    /* A unit holds up to MAX_ROWS rows: several query tokens of a whole group, or
+     * (groups larger than MAX_ROWS) one token of a slice of the group. */
+    const int ng = group < MAX_ROWS ? group : MAX_ROWS, tokens_per_unit = MAX_ROWS / ng;
+    const int slices = (group + ng - 1) / ng;
+    int num_units = 0;
+    for (int i = 0; i < num_requests; i++) {
+        const int r = requests ? requests[i] : i, qlen = query_start[r + 1] - query_start[r];
+        num_units += slices * ((qlen + tokens_per_unit - 1) / tokens_per_unit);
+    }
+    Unit *units = malloc(sizeof(Unit) * (num_units ? num_units : 1));
+    if (!units) return -1;
+    int64_t total_keys = 0;
+    int n = 0;
+    for (int i = 0; i < num_requests; i++) {
+        const int r = requests ? requests[i] : i;
+        const int qlen = query_start[r + 1] - query_start[r], context = seq_lens[r] - qlen;
+        for (int tok0 = 0; tok0 < qlen; tok0 += tokens_per_unit) {
+            const int ntok = qlen - tok0 < tokens_per_unit ? qlen - tok0 : tokens_per_unit;
+            /* Keys before the first row's window, or after the last row, are never seen. */
+            int k0 = window > 0 ? context + tok0 - window + 1 : 0;
+            k0 = k0 > 0 ? k0 / TILE * TILE : 0;
+            const int k1 = context + tok0 + ntok;
+            for (int g0 = 0; g0 < group; g0 += ng, n++) {
+                const int rows = group - g0 < ng ? group - g0 : ng;
+                units[n] = (Unit){r, tok0, ntok, g0, rows, k0, k1 > k0 ? k1 : k0, 1, 0};
+                total_keys += units[n].k1 - k0;
+            }
+        }
+    }
+    /* Split keys into chunks when units alone leave threads idle. */
+    int num_items = 0;
+    for (int i = 0; i < num_units; i++) {
+        Unit *u = &units[i];
+        if (num_units < 2 * num_threads) {
+            const int64_t share = total_keys / (2 * num_threads) + 1;
+            const int64_t chunk = share > MIN_CHUNK ? share : MIN_CHUNK;
+            u->chunks = (int)((u->k1 - u->k0 + chunk - 1) / chunk);
+            if (u->chunks < 1) u->chunks = 1;
+        }
+        u->first_item = num_items;
+        num_items += u->chunks;
+    }
+    int *item_unit = malloc(sizeof(int) * (num_items ? num_items : 1));
+    float *partials = num_items > num_units ? malloc(sizeof(float) * (int64_t)num_items * kv_heads * MAX_ROWS * (2 + d)) : NULL;
+    if (!item_unit || (num_items > num_units && !partials)) {
+        free(units), free(item_unit), free(partials);
+        return -1;
+    }
+    for (int i = 0; i < num_units; i++)
+        for (int c = 0; c < units[i].chunks; c++) item_unit[units[i].first_item + c] = i;
+
+    int failed = 0;
+    #pragma omp parallel for schedule(dynamic, 1) num_threads(num_threads)
+    for (int item = 0; item < num_items; item++) {
+        State *st = aligned_alloc(64, sizeof(State) * kv_heads);
+        if (!st) {
+            failed = 1;
+            continue;
+        }
+        const Unit *u = &units[item_unit[item]];
+        const int c = item - u->first_item;
+        /* Chunk boundaries on tiles, so every tile stays within one block. */
+        const int tiles = (u->k1 - u->k0 + TILE - 1) / TILE;
+        const int a = u->k0 + (int)((int64_t)tiles * c / u->chunks) * TILE;
+        int b = u->k0 + (int)((int64_t)tiles * (c + 1) / u->chunks) * TILE;
+        b = b < u->k1 ? b : u->k1;
+        for (int h = 0; h < kv_heads; h++) load_rows(&p, u, h, &st[h]);
+        run_keys(&p, u, st, a, b);
+        for (int h = 0; h < kv_heads; h++) {
+            if (u->chunks == 1) write_rows(&p, u, h, &st[h]);
+            else save_partial(&p, u, &st[h], partial_at(partials, &p, item, h));
+        }
+        free(st);
+    }
+    if (num_items > num_units) {
+        #pragma omp parallel for schedule(dynamic, 1) num_threads(num_threads)
+        for (int i = 0; i < num_units; i++) {
+            if (units[i].chunks == 1) continue;
+            State st;
+            for (int h = 0; h < kv_heads; h++) {
+                merge_partials(&p, &units[i], h, partials, &st);
+                write_rows(&p, &units[i], h, &st);
+            }
+        }
+    }
+    free(units), free(item_unit), free(partials);
+    return failed ? -1 : 0;
+}
