@@ -18,7 +18,7 @@ from conformance.reference_engine.kernels.cpu import native
 
 #: Most rows of x the C kernel takes; measured against ``F.linear`` on the small
 #: preset's shapes (bench/README.md): beyond this torch's blocked GEMM wins.
-MAX_ROWS = 8
+MAX_ROWS = 32
 
 _I64 = ctypes.c_int64
 _PTR = ctypes.c_void_p
