@@ -170,6 +170,20 @@ def _num_segments(num_reqs: int, num_kv_heads: int, max_query_len: int, max_seq_
     return segments
 
 
+def _tile_config(max_query_len: int, head_pad: int, fp32: bool) -> tuple[int, int, int]:
+    """(query rows per program, keys per step, warps), the fastest measured on an H200
+    (head size 128): fp32 dots run without tensor cores and spill registers at large
+    tiles. tl.dot wants at least 16 rows; a decode has one token per request, so more
+    rows would be padding. Large heads halve the tiles to keep them in registers."""
+    if max_query_len == 1:
+        rows, keys = 16, (64 if fp32 else 128)
+    else:
+        rows, keys = (32, 32) if fp32 else (64, 64)
+    if head_pad > 128:
+        rows, keys = max(16, rows // 2), max(16, keys // 2)
+    return rows, keys, 4
+
+
 def _merge_segments(partial: torch.Tensor, stats: torch.Tensor, output: torch.Tensor, head_size: int) -> None:
     """``output`` from the segments' partial sums ``[tokens, heads, segments, D]`` and
     (max, sum) ``stats``: each segment rescaled to the overall max."""
@@ -195,11 +209,8 @@ def unified_attention(query: torch.Tensor, kv_cache: torch.Tensor, output: torch
     group = num_heads // num_kv_heads
     group_pad = triton.next_power_of_2(group)
     head_pad = triton.next_power_of_2(head_size)
-    # Rows per program: tl.dot wants at least 16; prefill tiles take 64 (32 for large
-    # heads, whose fp32 accumulator would not fit in registers).
-    rows = 16 if max_query_len == 1 else (64 if head_pad <= 128 else 32)
+    rows, tile, num_warps = _tile_config(max_query_len, head_pad, query.dtype == torch.float32)
     block_q = max(1, rows // group_pad)
-    tile = 64 if head_pad <= 128 else 32
     if max_seq_len is None:
         max_seq_len = int(seq_lens.max())
     if num_segments is None:
@@ -220,7 +231,7 @@ def unified_attention(query: torch.Tensor, kv_cache: torch.Tensor, output: torch
         HEAD=head_size, HEAD_PAD=head_pad, BLOCK_SIZE=block_size, TILE=tile,
         GROUP=group, GROUP_PAD=group_pad, BLOCK_Q=block_q, NUM_SEGMENTS=num_segments,
         USE_WINDOW=sliding_window is not None, USE_SOFT_CAP=logits_soft_cap is not None,
-        FP32_DOT=query.dtype == torch.float32 or _interpreting(),
+        FP32_DOT=query.dtype == torch.float32 or _interpreting(), num_warps=num_warps,
     )
     if num_segments > 1:
         _merge_segments(partial, stats, output, head_size)
