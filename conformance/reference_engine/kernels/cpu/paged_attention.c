@@ -80,11 +80,13 @@ static inline void store_scalar(void *p, int64_t i, float v, int dtype) {
 
 /* What every work item shares. Strides are in elements. */
 typedef struct {
-    const void *query, *keys, *values;
+    const void *query, *keys;
     void *output;
     const int32_t *block_table, *query_start, *seq_lens;
     int64_t q_stride, o_stride, bt_stride, row_stride; /* row_stride: one cache slot */
+    int64_t values_delta; /* bytes from a key to its value */
     int heads, kv_heads, d, block_size, q_dtype, kv_dtype, window;
+    int bf16_pairs; /* the bf16 dot-product path, and the sum layout it leaves (below) */
     float scale, soft_cap;
 } Problem;
 
@@ -99,7 +101,8 @@ typedef struct {
 
 /* The running softmax state of up to MAX_ROWS query rows of one KV head. */
 typedef struct {
-    float q[MAX_ROWS][MAX_D] __attribute__((aligned(64)));
+    float q[MAX_ROWS][MAX_D] __attribute__((aligned(64)));    /* scaled */
+    uint16_t qb[MAX_ROWS][MAX_D] __attribute__((aligned(64))); /* bf16 bits, unscaled */
     float acc[MAX_ROWS][MAX_D] __attribute__((aligned(64)));
     float m[MAX_ROWS], l[MAX_ROWS];
     int pos[MAX_ROWS];
@@ -112,6 +115,18 @@ static inline float cap_score(const Problem *p, float s) {
 
 static inline int visible(const Problem *p, int pos, int key) {
     return key <= pos && (p->window <= 0 || pos - key < p->window);
+}
+
+/* Asks for row t of a tile read later (pf: its keys; NULL: none). Spread over the
+ * keys of the current tile, a few lines at a time: a burst of hundreds of prefetches
+ * at once would stall the loads the current tile needs behind them. */
+static inline void prefetch_row(const Problem *p, const char *pf, int t, int bytes) {
+    if (!pf) return;
+    const char *k = pf + (int64_t)t * p->row_stride * (bytes / p->d);
+    for (int b = 0; b < bytes; b += 64) {
+        __builtin_prefetch(k + b, 0, 3);
+        __builtin_prefetch(k + p->values_delta + b, 0, 3);
+    }
 }
 
 #if defined(__AVX512F__)
@@ -146,8 +161,9 @@ static inline __m512 exp16(__m512 x) {
 /* Scores of rows [r0, r0 + nr) against the nk (<= 16) keys of one tile. */
 static inline __attribute__((always_inline)) void tile_scores(
     const Problem *p, const State *st, int r0, const int nr, const void *k, int nk,
-    float s[ROWS][TILE], const int dtype) {
+    float s[ROWS][TILE], const char *pf, const int dtype) {
     for (int t = 0; t < nk; t++) {
+        prefetch_row(p, pf, t, p->d * (dtype == DT_F32 ? 4 : 2));
         const int64_t base = (int64_t)t * p->row_stride;
         __m512 a[ROWS];
         for (int i = 0; i < nr; i++) a[i] = _mm512_setzero_ps();
@@ -204,41 +220,128 @@ static inline void tile_softmax(const Problem *p, State *st, int r, int key0, in
 
 static inline __attribute__((always_inline)) void tile_rows(
     const Problem *p, State *st, int r0, const int nr, const void *k, const void *v,
-    int key0, int nk, const int dtype) {
+    int key0, int nk, const char *pf, const int dtype) {
     float s[ROWS][TILE] __attribute__((aligned(64)));
     float w[ROWS][TILE] __attribute__((aligned(64)));
-    tile_scores(p, st, r0, nr, k, nk, s, dtype);
+    tile_scores(p, st, r0, nr, k, nk, s, pf, dtype);
     for (int i = 0; i < nr; i++) tile_softmax(p, st, r0 + i, key0, nk, s[i], w[i]);
     tile_values(p, st, r0, nr, v, nk, w, dtype);
 }
 
 static inline __attribute__((always_inline)) void tile_all_rows(
-    const Problem *p, State *st, int rows, const void *k, const void *v, int key0, int nk, const int dtype) {
+    const Problem *p, State *st, int rows, const void *k, const void *v, int key0, int nk,
+    const char *pf, const int dtype) {
     int r = 0;
-    for (; r + ROWS <= rows; r += ROWS) tile_rows(p, st, r, ROWS, k, v, key0, nk, dtype);
+    for (; r + ROWS <= rows; r += ROWS, pf = NULL) tile_rows(p, st, r, ROWS, k, v, key0, nk, pf, dtype);
     switch (rows - r) {
-    case 1: tile_rows(p, st, r, 1, k, v, key0, nk, dtype); break;
-    case 2: tile_rows(p, st, r, 2, k, v, key0, nk, dtype); break;
-    case 3: tile_rows(p, st, r, 3, k, v, key0, nk, dtype); break;
+    case 1: tile_rows(p, st, r, 1, k, v, key0, nk, pf, dtype); break;
+    case 2: tile_rows(p, st, r, 2, k, v, key0, nk, pf, dtype); break;
+    case 3: tile_rows(p, st, r, 3, k, v, key0, nk, pf, dtype); break;
     default: break;
     }
 }
 
-static void tile(const Problem *p, State *st, int rows, const void *k, const void *v, int key0, int nk) {
+#if defined(__AVX512BF16__)
+/* bf16 queries and keys/values: vdpbf16ps multiplies pairs of bf16 and adds them into
+ * fp32 lanes, half the instructions of converting and using FMAs. Products of two
+ * bf16 are exact in fp32. Scores pair adjacent elements of q and k; the weighted sum
+ * pairs keys t and t+1, with the weights rounded to bf16 (as flash-attention kernels
+ * round them to the dtype). Interleaving two value rows (unpacklo/hi_epi16) leaves
+ * the sums of each 32 elements in the order of `paired_index`. */
+static inline __attribute__((always_inline)) void pairs_scores(
+    const Problem *p, const State *st, int r0, const int nr, const uint16_t *k, int nk, float s[ROWS][TILE],
+    const char *pf) {
+    for (int t = 0; t < nk; t++) {
+        prefetch_row(p, pf, t, p->d * 2);
+        __m512 a[ROWS];
+        for (int i = 0; i < nr; i++) a[i] = _mm512_setzero_ps();
+        for (int c = 0; c < p->d; c += 32) {
+            __m512bh kv = (__m512bh)_mm512_loadu_si512(k + (int64_t)t * p->row_stride + c);
+            for (int i = 0; i < nr; i++)
+                a[i] = _mm512_dpbf16_ps(a[i], (__m512bh)_mm512_load_si512(&st->qb[r0 + i][c]), kv);
+        }
+        for (int i = 0; i < nr; i++) s[i][t] = p->scale * _mm512_reduce_add_ps(a[i]);
+    }
+}
+
+static inline __attribute__((always_inline)) void pairs_values(
+    const Problem *p, State *st, int r0, const int nr, const uint16_t *v, int nk, const uint32_t w[ROWS][TILE / 2]) {
+    for (int c = 0; c < p->d; c += 32) {
+        __m512 lo[ROWS], hi[ROWS];
+        for (int i = 0; i < nr; i++) {
+            lo[i] = _mm512_load_ps(&st->acc[r0 + i][c]);
+            hi[i] = _mm512_load_ps(&st->acc[r0 + i][c + 16]);
+        }
+        for (int t = 0; t < nk; t += 2) {
+            __m512i v0 = _mm512_loadu_si512(v + (int64_t)t * p->row_stride + c);
+            /* An odd last key pairs with zeros, not with the (unowned) next slot. */
+            __m512i v1 = t + 1 < nk ? _mm512_loadu_si512(v + (int64_t)(t + 1) * p->row_stride + c)
+                                    : _mm512_setzero_si512();
+            __m512bh vlo = (__m512bh)_mm512_unpacklo_epi16(v0, v1), vhi = (__m512bh)_mm512_unpackhi_epi16(v0, v1);
+            for (int i = 0; i < nr; i++) {
+                __m512bh wt = (__m512bh)_mm512_set1_epi32((int)w[i][t / 2]);
+                lo[i] = _mm512_dpbf16_ps(lo[i], vlo, wt);
+                hi[i] = _mm512_dpbf16_ps(hi[i], vhi, wt);
+            }
+        }
+        for (int i = 0; i < nr; i++) {
+            _mm512_store_ps(&st->acc[r0 + i][c], lo[i]);
+            _mm512_store_ps(&st->acc[r0 + i][c + 16], hi[i]);
+        }
+    }
+}
+
+static inline __attribute__((always_inline)) void pairs_rows(
+    const Problem *p, State *st, int r0, const int nr, const void *k, const void *v, int key0, int nk,
+    const char *pf) {
+    float s[ROWS][TILE] __attribute__((aligned(64)));
+    float w[ROWS][TILE] __attribute__((aligned(64)));
+    uint32_t wb[ROWS][TILE / 2] __attribute__((aligned(64)));
+    pairs_scores(p, st, r0, nr, k, nk, s, pf);
+    for (int i = 0; i < nr; i++) {
+        tile_softmax(p, st, r0 + i, key0, nk, s[i], w[i]);
+        _mm256_store_si256((__m256i *)wb[i], (__m256i)_mm512_cvtneps_pbh(_mm512_load_ps(w[i])));
+    }
+    pairs_values(p, st, r0, nr, v, nk, wb);
+}
+
+static void pairs_all_rows(const Problem *p, State *st, int rows, const void *k, const void *v, int key0, int nk,
+                           const char *pf) {
+    int r = 0;
+    for (; r + ROWS <= rows; r += ROWS, pf = NULL) pairs_rows(p, st, r, ROWS, k, v, key0, nk, pf);
+    switch (rows - r) {
+    case 1: pairs_rows(p, st, r, 1, k, v, key0, nk, pf); break;
+    case 2: pairs_rows(p, st, r, 2, k, v, key0, nk, pf); break;
+    case 3: pairs_rows(p, st, r, 3, k, v, key0, nk, pf); break;
+    default: break;
+    }
+}
+#endif
+
+static void tile(const Problem *p, State *st, int rows, const void *k, const void *v, int key0, int nk,
+                 const char *pf) {
+#if defined(__AVX512BF16__)
+    if (p->bf16_pairs) {
+        pairs_all_rows(p, st, rows, k, v, key0, nk, pf);
+        return;
+    }
+#endif
     if (p->d % 16) goto portable;
     switch (p->kv_dtype) {
-    case DT_F32: tile_all_rows(p, st, rows, k, v, key0, nk, DT_F32); return;
-    case DT_BF16: tile_all_rows(p, st, rows, k, v, key0, nk, DT_BF16); return;
-    default: tile_all_rows(p, st, rows, k, v, key0, nk, DT_F16); return;
+    case DT_F32: tile_all_rows(p, st, rows, k, v, key0, nk, pf, DT_F32); return;
+    case DT_BF16: tile_all_rows(p, st, rows, k, v, key0, nk, pf, DT_BF16); return;
+    default: tile_all_rows(p, st, rows, k, v, key0, nk, pf, DT_F16); return;
     }
 portable:;
 #else
-static void tile(const Problem *p, State *st, int rows, const void *k, const void *v, int key0, int nk) {
+static void tile(const Problem *p, State *st, int rows, const void *k, const void *v, int key0, int nk,
+                 const char *pf) {
 #endif
     /* Portable path: the same steps, one row and one key at a time. */
     for (int r = 0; r < rows; r++) {
         float w[TILE], m_tile = -INFINITY;
         for (int t = 0; t < nk; t++) {
+            if (r == 0) prefetch_row(p, pf, t, p->d * (p->kv_dtype == DT_F32 ? 4 : 2));
             w[t] = -INFINITY;
             if (!visible(p, st->pos[r], key0 + t)) continue;
             float s = 0.f;
@@ -273,7 +376,10 @@ static void load_rows(const Problem *p, const Unit *u, int h, State *st) {
     for (int r = 0; r < u->ntok * u->ng; r++) {
         const int tok = u->tok0 + r / u->ng, head = row_head(p, u, h, r);
         const int64_t base = (int64_t)(start + tok) * p->q_stride + (int64_t)head * p->d;
-        for (int c = 0; c < p->d; c++) st->q[r][c] = p->scale * load_scalar(p->query, base + c, p->q_dtype);
+        if (p->bf16_pairs)
+            memcpy(st->qb[r], (const uint16_t *)p->query + base, sizeof(uint16_t) * p->d);
+        else
+            for (int c = 0; c < p->d; c++) st->q[r][c] = p->scale * load_scalar(p->query, base + c, p->q_dtype);
         memset(st->acc[r], 0, sizeof(float) * p->d);
         st->m[r] = -INFINITY;
         st->l[r] = 0.f;
@@ -281,41 +387,33 @@ static void load_rows(const Problem *p, const Unit *u, int h, State *st) {
     }
 }
 
-/* Asks for a tile's keys and values ahead of use. Tiles sit in blocks scattered
- * through the cache, so the hardware prefetcher, which follows sequential streams,
- * would only start on each block after several misses. */
-static inline void prefetch_tile(const Problem *p, const char *k, const char *v, int nk, int esize) {
-    for (int t = 0; t < nk; t++) {
-        const int64_t row = (int64_t)t * p->row_stride * esize;
-        for (int b = 0; b < p->row_stride * esize; b += 64) {
-            __builtin_prefetch(k + row + b, 0, 3);
-            __builtin_prefetch(v + row + b, 0, 3);
-        }
-    }
-}
-
 /* Keys [k0, k1) of a unit into st (one State per KV head), a tile at a time
- * through the block table. */
+ * through the block table. Tiles sit in blocks scattered through the cache, so the
+ * hardware prefetcher, which follows sequential streams, would start on each block
+ * only after several misses: each tile asks for the one PREFETCH_TILES ahead. */
 static void run_keys(const Problem *p, const Unit *u, State *st, int k0, int k1) {
     const int rows = u->ntok * u->ng, esize = p->kv_dtype == DT_F32 ? 4 : 2;
     const int32_t *table = p->block_table + (int64_t)u->req * p->bt_stride;
+    const char *keys = p->keys;
     /* Byte offset of key `key`'s slot. */
 #define OFFSET(key) (((int64_t)table[(key) / p->block_size] * p->block_size + (key) % p->block_size) \
                      * p->row_stride * esize)
-    for (int i = 0, key = k0; i < PREFETCH_TILES && key < k1; i++, key += TILE)
-        prefetch_tile(p, (const char *)p->keys + OFFSET(key), (const char *)p->values + OFFSET(key),
-                      k1 - key < TILE ? k1 - key : TILE, esize);
     for (int key = k0; key < k1; key += TILE) {
-        const int ahead = key + PREFETCH_TILES * TILE;
-        if (ahead < k1)
-            prefetch_tile(p, (const char *)p->keys + OFFSET(ahead), (const char *)p->values + OFFSET(ahead),
-                          k1 - ahead < TILE ? k1 - ahead : TILE, esize);
-        const int nk = k1 - key < TILE ? k1 - key : TILE;
-        const char *k = (const char *)p->keys + OFFSET(key), *v = (const char *)p->values + OFFSET(key);
-        for (int h = 0; h < p->kv_heads; h++)
-            tile(p, &st[h], rows, k + (int64_t)h * p->d * esize, v + (int64_t)h * p->d * esize, key, nk);
+        const int ahead = key + PREFETCH_TILES * TILE, nk = k1 - key < TILE ? k1 - key : TILE;
+        const char *k = keys + OFFSET(key), *pf = ahead < k1 ? keys + OFFSET(ahead) : NULL;
+        for (int h = 0; h < p->kv_heads; h++) {
+            const int64_t head = (int64_t)h * p->d * esize;
+            tile(p, &st[h], rows, k + head, k + p->values_delta + head, key, nk, pf ? pf + head : NULL);
+        }
     }
 #undef OFFSET
+}
+
+/* Where the bf16 pair path keeps element c of a sum: each 32 elements as the 16
+ * sums of unpacklo (elements 0-3 of each 128-bit lane), then the 16 of unpackhi. */
+static inline int paired_index(int c) {
+    const int base = c & ~31, i = c & 31, lane = i / 8, m = i % 8;
+    return base + (m < 4 ? 0 : 16) + lane * 4 + m % 4;
 }
 
 static void write_rows(const Problem *p, const Unit *u, int h, const State *st) {
@@ -324,7 +422,8 @@ static void write_rows(const Problem *p, const Unit *u, int h, const State *st) 
         const int tok = u->tok0 + r / u->ng, head = row_head(p, u, h, r);
         const int64_t base = (int64_t)(start + tok) * p->o_stride + (int64_t)head * p->d;
         const float inv = st->l[r] > 0.f ? 1.f / st->l[r] : 0.f;
-        for (int c = 0; c < p->d; c++) store_scalar(p->output, base + c, st->acc[r][c] * inv, p->q_dtype);
+        for (int c = 0; c < p->d; c++)
+            store_scalar(p->output, base + c, st->acc[r][p->bf16_pairs ? paired_index(c) : c] * inv, p->q_dtype);
     }
 }
 
@@ -370,9 +469,16 @@ int paged_attention(const void *query, int64_t q_stride, void *output, int64_t o
     const int esize = kv_dtype == DT_F32 ? 4 : 2, group = heads / kv_heads;
     const int64_t row_stride = (int64_t)kv_heads * d;
     const Problem p = {
-        query, kv_cache, (const char *)kv_cache + num_blocks * block_size * row_stride * esize, output,
+        query, kv_cache, output,
         block_table, query_start, seq_lens, q_stride, o_stride, bt_stride, row_stride,
-        heads, kv_heads, d, block_size, q_dtype, kv_dtype, window, scale, soft_cap,
+        num_blocks * block_size * row_stride * esize,
+        heads, kv_heads, d, block_size, q_dtype, kv_dtype, window,
+#if defined(__AVX512BF16__)
+        q_dtype == DT_BF16 && kv_dtype == DT_BF16 && d % 32 == 0,
+#else
+        0,
+#endif
+        scale, soft_cap,
     };
     /* A unit holds up to MAX_ROWS rows: several query tokens of a whole group, or
      * (groups larger than MAX_ROWS) one token of a slice of the group. */
