@@ -1,13 +1,20 @@
-"""The CPU backend in the engine, and the Triton backend on a real GPU."""
+"""The CPU backend in the engine and its C kernel (``kernels/cpu/paged_attention.c``)
+against the float64 oracle; the Attention suite on the cpu platform with and without
+C kernels; and the Triton backend on a real GPU."""
 
 from __future__ import annotations
+
+import dataclasses
 
 import pytest
 import torch
 
 from attention.conftest import requires_gpu
 from conformance.reference_engine import LLM, SamplingParams
+from conformance.reference_engine.attention import cpu_attn
+from conformance.reference_engine.attention.cpu_attn import CpuAttentionBackend, CpuAttentionImpl
 from conformance.reference_engine.platforms.cpu import CpuPlatform
+from conformance.results.outcomes import FAILING
 from conformance.suites.attention.strategies import BatchSpec, build_batch, run_backend, run_oracle
 from conformance.suites.attention.tolerances import assert_close_to_oracle
 
@@ -52,3 +59,117 @@ def test_triton_backend_matches_oracle_on_gpu(dtype):
     batch = build_batch(spec, TritonAttentionBackend, torch.device("cuda"))
     output, _ = run_backend(TritonAttentionBackend, batch)
     assert_close_to_oracle(output, run_oracle(batch), dtype, "triton on gpu")
+
+
+requires_native = pytest.mark.skipif(cpu_attn.native_kernel() is None, reason="the C kernel cannot be built here")
+
+#: A plain prefill, a chunked prefill, two decodes (one past many blocks), a
+#: one-token prompt: every kind of request the kernel serves, in one batch.
+MIXED = dict(query_lens=(37, 9, 1, 1, 1), context_lens=(0, 40, 70, 300, 0))
+
+
+@pytest.fixture
+def native_only(monkeypatch):
+    """Fail the test if any part of it falls back to the torch implementation."""
+    def refuse(*args, **kwargs):
+        raise AssertionError("fell back to the torch implementation")
+    monkeypatch.setattr(CpuAttentionImpl, "_attend_torch", refuse)
+
+
+def check(spec: BatchSpec) -> None:
+    batch = build_batch(spec, CpuAttentionBackend, torch.device("cpu"))
+    output, _ = run_backend(CpuAttentionBackend, batch)
+    assert_close_to_oracle(output, run_oracle(batch), spec.dtype, str(spec), spec.value_scale)
+
+
+@requires_native
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16])
+@pytest.mark.parametrize("block_size", [16, 32, 64])
+@pytest.mark.parametrize("kv_heads,group", [(2, 4), (1, 8), (2, 1), (4, 2)])
+@pytest.mark.parametrize("feature", [{}, {"sliding_window": 37}, {"logits_soft_cap": 5.0}])
+def test_native_kernel_matches_oracle(native_only, dtype, block_size, kv_heads, group, feature):
+    """Rule: every request's attention matches the oracle. Decode, chunked prefill, plain
+    prefill and a one-token prompt in one batch, over shuffled non-contiguous blocks,
+    block-table rows padded with -1, NaN in unowned slots and padding tokens; GQA, MQA
+    and MHA; block sizes 16/32/64; sliding window and soft cap; fp32/bf16/fp16."""
+    check(BatchSpec(**MIXED, num_kv_heads=kv_heads, group=group, head_size=128, block_size=block_size,
+                    dtype=dtype, padding_tokens=2, seed=block_size + group, **feature))
+
+
+@requires_native
+@pytest.mark.parametrize("head_size", [32, 64, 256])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_native_kernel_head_sizes(native_only, head_size, dtype):
+    """Rule: every supported head size gives the oracle's attention (the bf16 pair path
+    works on 32 elements at a time, the fp32 path on 16)."""
+    check(BatchSpec(**MIXED, num_kv_heads=2, group=2, head_size=head_size, block_size=16,
+                    dtype=dtype, padding_tokens=1, seed=head_size))
+
+
+@requires_native
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_group_larger_than_a_work_item(native_only, dtype):
+    """Rule: query head h reads KV head h // group also when a group (here 32 query
+    heads per KV head) is split over several work items."""
+    check(BatchSpec(query_lens=(5, 1), context_lens=(20, 90), num_kv_heads=2, group=32, head_size=64,
+                    block_size=16, dtype=dtype, padding_tokens=0, seed=5))
+
+
+@requires_native
+@pytest.mark.parametrize("threads", [1, 2, 5])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16])
+def test_split_context_merges_to_the_oracle(native_only, threads, dtype):
+    """Rule: a batch-1 decode over a long context, split into chunks across threads and
+    merged (flash-decoding), matches the oracle, also with a sliding window; and the
+    result is bitwise the same on a second run."""
+    previous = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        for window in (None, 700):
+            spec = BatchSpec(query_lens=(1,), context_lens=(2500,), num_kv_heads=2, group=4, head_size=128,
+                             block_size=32, dtype=dtype, padding_tokens=0, seed=threads, sliding_window=window)
+            check(spec)
+            batch = build_batch(spec, CpuAttentionBackend, torch.device("cpu"))
+            first, second = run_backend(CpuAttentionBackend, batch)[0], run_backend(CpuAttentionBackend, batch)[0]
+            assert torch.equal(first, second)
+    finally:
+        torch.set_num_threads(previous)
+
+
+@requires_native
+def test_query_rows_with_a_token_stride(native_only):
+    """Rule: the output is right when query, key and value are views into one fused
+    projection (a token stride larger than heads x head size), as a model hands them."""
+    spec = BatchSpec(**MIXED, num_kv_heads=2, group=4, head_size=64, block_size=16, dtype=torch.float32,
+                     padding_tokens=1, seed=11)
+    batch = build_batch(spec, CpuAttentionBackend, torch.device("cpu"))
+    fused = torch.cat([batch.query.flatten(1), batch.key.flatten(1), batch.value.flatten(1)], dim=1)
+    q, k, v = fused.split([8 * 64, 2 * 64, 2 * 64], dim=1)
+    strided = dataclasses.replace(batch, query=q.view(-1, 8, 64), key=k.view(-1, 2, 64), value=v.view(-1, 2, 64))
+    output, _ = run_backend(CpuAttentionBackend, strided)
+    assert_close_to_oracle(output, run_oracle(batch), spec.dtype, "strided inputs")
+
+
+@requires_native
+def test_fp16_long_context_of_large_values(native_only):
+    """Rule: fp16 outputs that fit in fp16 come out right although the unnormalised sum
+    of values over the context (about 1000 x 900) does not: sums are kept in fp32."""
+    spec = BatchSpec(query_lens=(1, 3), context_lens=(900, 500), num_kv_heads=1, group=2, head_size=64,
+                     block_size=16, dtype=torch.float16, padding_tokens=1, seed=0, value_scale=100.0)
+    batch = build_batch(spec, CpuAttentionBackend, torch.device("cpu"))
+    batch.kv_cache[0].mul_(0.01)
+    batch.key.mul_(0.01)
+    batch.kv_cache[1].abs_().add_(1000)
+    batch.value.abs_().add_(1000)
+    output, _ = run_backend(CpuAttentionBackend, batch)
+    assert_close_to_oracle(output, run_oracle(batch), spec.dtype, "fp16 long context", value_scale=1000.0)
+
+
+@pytest.mark.parametrize("native", ["1", "0"])
+def test_attention_suite_passes_on_the_cpu_platform(run_kit, kit_env, native):
+    """Rule: the cpu platform passes every contract of the Attention suite, with the C
+    kernel and with CONFORMANCE_NATIVE_KERNELS=0 (the torch fallback)."""
+    run = run_kit("--platform=cpu", "--suite=attention", "-q", "--conformance-record=run.record.json",
+                  env={**kit_env, "CONFORMANCE_NATIVE_KERNELS": native})
+    assert run.returncode == 0, run.output
+    assert run.contracts_with(*FAILING) == set(), run.output

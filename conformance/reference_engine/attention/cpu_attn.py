@@ -56,8 +56,8 @@ KV_CACHE_DTYPES = {"auto": None, "float32": torch.float32, "bfloat16": torch.bfl
 #: The C kernel's dtype codes.
 NATIVE_DTYPES = {torch.float32: 0, torch.bfloat16: 1, torch.float16: 2}
 _P, _I, _I64, _F = ctypes.c_void_p, ctypes.c_int, ctypes.c_int64, ctypes.c_float
-_NATIVE_ARGTYPES = [_P, _I64, _P, _I64, _P, _I64, _P, _I64, _P, _P, _P, _I, _I, _I, _I, _I, _I, _I,
-                    _F, _I, _F, _I]
+_NATIVE_ARGTYPES = [_P, _I64, _P, _I64, _P, _I64, _P, _I64, _P, _P, _P, _P, _I64, _I, _I, _I, _I, _I, _I,
+                    _I, _F, _I, _F, _I]
 
 
 def native_kernel():
@@ -172,21 +172,24 @@ class CpuAttentionImpl(AttentionImpl):
         if kernel is None:
             self._attend_torch(query, key, value, kv_cache, metadata, output)
             return
-        if metadata.max_query_len <= 1:  # decodes only: no per-request Python
-            self._attend_native(kernel, query, kv_cache, metadata, output, None)
-            return
-        starts = metadata.query_start_loc.tolist()
-        seq_lens = metadata.seq_lens.tolist()
-        rest = []
-        for r, seq_len in enumerate(seq_lens):
-            start, end = starts[r], starts[r + 1]
-            if self._is_plain_prefill(end - start, seq_len, query, kv_cache):
-                self._prefill(query[start:end], key[start:end], value[start:end], output[start:end])
-            elif end > start:
-                rest.append(r)
-        if rest:
-            requests = torch.tensor(rest, dtype=torch.int32)
-            self._attend_native(kernel, query, kv_cache, metadata, output, requests)
+        table, starts, seq_lens = (_int32_rows(t) for t in (
+            metadata.block_table, metadata.query_start_loc, metadata.seq_lens))
+        # Plain prefills read the step's keys and values, as SDPA does in the torch path,
+        # where that path would (same dtype, no sliding window or soft cap).
+        new = None
+        if (self.sliding_window is None and self.logits_soft_cap is None and kv_cache.dtype == query.dtype
+                and key.stride() == value.stride() and key.stride()[1:] == (self.head_size, 1)):
+            new = key, value
+        status = kernel(
+            query.data_ptr(), query.stride(0), output.data_ptr(), output.stride(0),
+            kv_cache.data_ptr(), kv_cache.shape[1], table.data_ptr(), table.stride(0),
+            starts.data_ptr(), seq_lens.data_ptr(), new and new[0].data_ptr(), new and new[1].data_ptr(),
+            key.stride(0), seq_lens.shape[0], self.num_heads, self.num_kv_heads, self.head_size,
+            kv_cache.shape[2], NATIVE_DTYPES[query.dtype], NATIVE_DTYPES[kv_cache.dtype], self.scale,
+            self.sliding_window or 0, self.logits_soft_cap or 0.0, torch.get_num_threads(),
+        )
+        if status != 0:
+            raise RuntimeError(f"paged_attention C kernel failed (head size {self.head_size})")
 
     def _is_plain_prefill(self, query_len: int, seq_len: int, query, kv_cache) -> bool:
         """A request SDPA computes exactly: no earlier context, no sliding window or
@@ -206,23 +209,6 @@ class CpuAttentionImpl(AttentionImpl):
             if t.stride(2) != 1 or t.stride(1) != self.head_size:
                 return None
         return native_kernel()
-
-    def _attend_native(self, kernel, query, kv_cache, metadata: AttentionMetadata, output,
-                       requests: torch.Tensor | None) -> None:
-        """The C kernel on ``requests`` (int32 request indices; None: every request)."""
-        table, starts, seq_lens = (_int32_rows(t) for t in (
-            metadata.block_table, metadata.query_start_loc, metadata.seq_lens))
-        status = kernel(
-            query.data_ptr(), query.stride(0), output.data_ptr(), output.stride(0),
-            kv_cache.data_ptr(), kv_cache.shape[1], table.data_ptr(), table.stride(0),
-            starts.data_ptr(), seq_lens.data_ptr(), None if requests is None else requests.data_ptr(),
-            seq_lens.shape[0] if requests is None else requests.shape[0],
-            self.num_heads, self.num_kv_heads, self.head_size, kv_cache.shape[2],
-            NATIVE_DTYPES[query.dtype], NATIVE_DTYPES[kv_cache.dtype], self.scale,
-            self.sliding_window or 0, self.logits_soft_cap or 0.0, torch.get_num_threads(),
-        )
-        if status != 0:
-            raise RuntimeError(f"paged_attention C kernel failed (head size {self.head_size})")
 
     def _attend_torch(self, query, key, value, kv_cache, metadata: AttentionMetadata, output) -> None:
         """``attend`` in torch ops (see the module docstring)."""

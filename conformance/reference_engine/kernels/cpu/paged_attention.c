@@ -85,6 +85,8 @@ typedef struct {
     const int32_t *block_table, *query_start, *seq_lens;
     int64_t q_stride, o_stride, bt_stride, row_stride; /* row_stride: one cache slot */
     int64_t values_delta; /* bytes from a key to its value */
+    const void *new_keys, *new_values; /* the step's keys and values, or NULL */
+    int64_t new_stride;
     int heads, kv_heads, d, block_size, q_dtype, kv_dtype, window;
     int bf16_pairs; /* the bf16 dot-product path, and the sum layout it leaves (below) */
     float scale, soft_cap;
@@ -395,6 +397,25 @@ static void run_keys(const Problem *p, const Unit *u, State *st, int k0, int k1)
     const int rows = u->ntok * u->ng, esize = p->kv_dtype == DT_F32 ? 4 : 2;
     const int32_t *table = p->block_table + (int64_t)u->req * p->bt_stride;
     const char *keys = p->keys;
+    const int start = p->query_start[u->req], qlen = p->query_start[u->req + 1] - start;
+    if (p->new_keys && qlen > 1 && p->seq_lens[u->req] == qlen) {
+        /* A request with no earlier context (a plain prefill) reads its keys and values
+         * from the step's inputs: what the cache now holds, but contiguous. */
+        Problem own = *p;
+        own.row_stride = p->new_stride;
+        own.values_delta = (const char *)p->new_values - (const char *)p->new_keys;
+        const char *base = (const char *)p->new_keys + (int64_t)start * p->new_stride * esize;
+        for (int key = k0; key < k1; key += TILE) {
+            const int ahead = key + PREFETCH_TILES * TILE, nk = k1 - key < TILE ? k1 - key : TILE;
+            const char *k = base + (int64_t)key * own.row_stride * esize;
+            const char *pf = ahead < k1 ? base + (int64_t)ahead * own.row_stride * esize : NULL;
+            for (int h = 0; h < p->kv_heads; h++) {
+                const int64_t head = (int64_t)h * p->d * esize;
+                tile(&own, &st[h], rows, k + head, k + own.values_delta + head, key, nk, pf ? pf + head : NULL);
+            }
+        }
+        return;
+    }
     /* Byte offset of key `key`'s slot. */
 #define OFFSET(key) (((int64_t)table[(key) / p->block_size] * p->block_size + (key) % p->block_size) \
                      * p->row_stride * esize)
@@ -457,12 +478,14 @@ static void merge_partials(const Problem *p, const Unit *u, int h, float *partia
     }
 }
 
-/* Attention of requests[0..num_requests) (all num_reqs when requests is NULL) into
- * output. Returns 0, or -1 when the head size or memory is out of range. */
+/* Attention of every request's new tokens into output. new_keys/new_values (token
+ * stride new_stride, in the cache's dtype) may be NULL: plain prefills then read the
+ * cache too. Returns 0, or -1 when the head size or memory is out of range. */
 int paged_attention(const void *query, int64_t q_stride, void *output, int64_t o_stride,
                     const void *kv_cache, int64_t num_blocks, const int32_t *block_table,
                     int64_t bt_stride, const int32_t *query_start, const int32_t *seq_lens,
-                    const int32_t *requests, int num_requests, int heads, int kv_heads, int d,
+                    const void *new_keys, const void *new_values, int64_t new_stride,
+                    int num_reqs, int heads, int kv_heads, int d,
                     int block_size, int q_dtype, int kv_dtype, float scale, int window,
                     float soft_cap, int num_threads) {
     if (d > MAX_D || d <= 0 || kv_heads <= 0 || heads % kv_heads) return -1;
@@ -471,7 +494,7 @@ int paged_attention(const void *query, int64_t q_stride, void *output, int64_t o
     const Problem p = {
         query, kv_cache, output,
         block_table, query_start, seq_lens, q_stride, o_stride, bt_stride, row_stride,
-        num_blocks * block_size * row_stride * esize,
+        num_blocks * block_size * row_stride * esize, new_keys, new_values, new_stride,
         heads, kv_heads, d, block_size, q_dtype, kv_dtype, window,
 #if defined(__AVX512BF16__)
         q_dtype == DT_BF16 && kv_dtype == DT_BF16 && d % 32 == 0,
@@ -485,16 +508,15 @@ int paged_attention(const void *query, int64_t q_stride, void *output, int64_t o
     const int ng = group < MAX_ROWS ? group : MAX_ROWS, tokens_per_unit = MAX_ROWS / ng;
     const int slices = (group + ng - 1) / ng;
     int num_units = 0;
-    for (int i = 0; i < num_requests; i++) {
-        const int r = requests ? requests[i] : i, qlen = query_start[r + 1] - query_start[r];
+    for (int r = 0; r < num_reqs; r++) {
+        const int qlen = query_start[r + 1] - query_start[r];
         num_units += slices * ((qlen + tokens_per_unit - 1) / tokens_per_unit);
     }
     Unit *units = malloc(sizeof(Unit) * (num_units ? num_units : 1));
     if (!units) return -1;
     int64_t total_keys = 0;
     int n = 0;
-    for (int i = 0; i < num_requests; i++) {
-        const int r = requests ? requests[i] : i;
+    for (int r = 0; r < num_reqs; r++) {
         const int qlen = query_start[r + 1] - query_start[r], context = seq_lens[r] - qlen;
         for (int tok0 = 0; tok0 < qlen; tok0 += tokens_per_unit) {
             const int ntok = qlen - tok0 < tokens_per_unit ? qlen - tok0 : tokens_per_unit;
