@@ -200,7 +200,7 @@ class CpuAttentionImpl(AttentionImpl):
     def _native_kernel(self, query, kv_cache, output):
         """The C kernel where it is built and takes these tensors as they are, else None.
         It accumulates in float32, so another accumulate dtype stays on torch."""
-        if (self.accumulate_dtype != torch.float32 or query.device.type != "cpu"
+        if (self.accumulate_dtype != torch.float32 or not query.is_cpu
                 or query.dtype not in NATIVE_DTYPES or output.dtype != query.dtype
                 or kv_cache.dtype not in NATIVE_DTYPES or not kv_cache.is_contiguous()
                 or kv_cache.shape[3:] != (self.num_kv_heads, self.head_size)):
