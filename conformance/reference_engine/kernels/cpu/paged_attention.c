@@ -110,11 +110,12 @@ typedef struct {
     int pos[MAX_ROWS];
 } State;
 
-/* Scores after the soft cap, masked: -inf where row r may not see key k. */
+/* A score after the logits soft cap (when set). */
 static inline float cap_score(const Problem *p, float s) {
     return p->soft_cap > 0.f ? p->soft_cap * tanhf(s / p->soft_cap) : s;
 }
 
+/* Whether the query at position pos may attend to key position key. */
 static inline int visible(const Problem *p, int pos, int key) {
     return key <= pos && (p->window <= 0 || pos - key < p->window);
 }
@@ -554,25 +555,31 @@ int paged_attention(const void *query, int64_t q_stride, void *output, int64_t o
         for (int c = 0; c < units[i].chunks; c++) item_unit[units[i].first_item + c] = i;
 
     int failed = 0;
-    #pragma omp parallel for schedule(dynamic, 1) num_threads(num_threads)
-    for (int item = 0; item < num_items; item++) {
+    /* One State per KV head and thread, allocated once: per item, a few hundred KB
+     * would go through mmap and fault its pages in again every time. */
+    #pragma omp parallel num_threads(num_threads)
+    {
         State *st = aligned_alloc(64, sizeof(State) * kv_heads);
-        if (!st) {
-            failed = 1;
-            continue;
-        }
-        const Unit *u = &units[item_unit[item]];
-        const int c = item - u->first_item;
-        /* Chunk boundaries on tiles, so every tile stays within one block. */
-        const int tiles = (u->k1 - u->k0 + TILE - 1) / TILE;
-        const int a = u->k0 + (int)((int64_t)tiles * c / u->chunks) * TILE;
-        int b = u->k0 + (int)((int64_t)tiles * (c + 1) / u->chunks) * TILE;
-        b = b < u->k1 ? b : u->k1;
-        for (int h = 0; h < kv_heads; h++) load_rows(&p, u, h, &st[h]);
-        run_keys(&p, u, st, a, b);
-        for (int h = 0; h < kv_heads; h++) {
-            if (u->chunks == 1) write_rows(&p, u, h, &st[h]);
-            else save_partial(&p, u, &st[h], partial_at(partials, &p, item, h));
+        #pragma omp for schedule(dynamic, 1)
+        for (int item = 0; item < num_items; item++) {
+            if (!st) {
+                #pragma omp atomic write
+                failed = 1;
+                continue;
+            }
+            const Unit *u = &units[item_unit[item]];
+            const int c = item - u->first_item;
+            /* Chunk boundaries on tiles, so every tile stays within one block. */
+            const int tiles = (u->k1 - u->k0 + TILE - 1) / TILE;
+            const int a = u->k0 + (int)((int64_t)tiles * c / u->chunks) * TILE;
+            int b = u->k0 + (int)((int64_t)tiles * (c + 1) / u->chunks) * TILE;
+            b = b < u->k1 ? b : u->k1;
+            for (int h = 0; h < kv_heads; h++) load_rows(&p, u, h, &st[h]);
+            run_keys(&p, u, st, a, b);
+            for (int h = 0; h < kv_heads; h++) {
+                if (u->chunks == 1) write_rows(&p, u, h, &st[h]);
+                else save_partial(&p, u, &st[h], partial_at(partials, &p, item, h));
+            }
         }
         free(st);
     }
