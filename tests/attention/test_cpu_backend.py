@@ -19,6 +19,11 @@ from conformance.suites.attention.strategies import BatchSpec, build_batch, run_
 from conformance.suites.attention.tolerances import assert_close_to_oracle
 
 PROMPTS = ["the CPU backend", {"prompt_token_ids": list(range(3, 60))}, "a", "paged attention " * 6]
+requires_native = pytest.mark.skipif(cpu_attn.native_kernel() is None, reason="the C kernel cannot be built here")
+
+#: A plain prefill, a chunked prefill, two decodes (one past many blocks), a
+#: one-token prompt: every kind of request the kernel serves, in one batch.
+MIXED = dict(query_lens=(37, 9, 1, 1, 1), context_lens=(0, 40, 70, 300, 0))
 
 
 class OraclePlatform(CpuPlatform):
@@ -59,13 +64,6 @@ def test_triton_backend_matches_oracle_on_gpu(dtype):
     batch = build_batch(spec, TritonAttentionBackend, torch.device("cuda"))
     output, _ = run_backend(TritonAttentionBackend, batch)
     assert_close_to_oracle(output, run_oracle(batch), dtype, "triton on gpu")
-
-
-requires_native = pytest.mark.skipif(cpu_attn.native_kernel() is None, reason="the C kernel cannot be built here")
-
-#: A plain prefill, a chunked prefill, two decodes (one past many blocks), a
-#: one-token prompt: every kind of request the kernel serves, in one batch.
-MIXED = dict(query_lens=(37, 9, 1, 1, 1), context_lens=(0, 40, 70, 300, 0))
 
 
 @pytest.fixture
@@ -173,3 +171,23 @@ def test_attention_suite_passes_on_the_cpu_platform(run_kit, kit_env, native):
                   env={**kit_env, "CONFORMANCE_NATIVE_KERNELS": native})
     assert run.returncode == 0, run.output
     assert run.contracts_with(*FAILING) == set(), run.output
+
+
+@requires_native
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16])
+def test_portable_path_matches_oracle(native_only, monkeypatch, tmp_path, dtype):
+    """Rule: the kernel's portable C path (built without AVX-512, as on CPUs that lack
+    it) gives the oracle's attention on decode, chunked and plain prefill, with a
+    sliding window and a soft cap."""
+    import ctypes
+    import subprocess
+
+    from conformance.reference_engine.kernels.cpu import native
+
+    library = tmp_path / "paged_attention_portable.so"
+    subprocess.run([native._compiler(), *native.FLAGS, "-mno-avx512f", *native.OPENMP,
+                    str(native.SOURCES / "paged_attention.c"), "-o", str(library), "-lm"], check=True)
+    monkeypatch.setattr(native, "library", lambda name: ctypes.CDLL(str(library)))
+    for feature in ({}, {"sliding_window": 20, "logits_soft_cap": 5.0}):
+        check(BatchSpec(**MIXED, num_kv_heads=2, group=4, head_size=64, block_size=16, dtype=dtype,
+                        padding_tokens=1, seed=7, **feature))

@@ -4,9 +4,9 @@ large torch ops where the C kernel is unavailable.
 One ``forward`` serves prefill, chunked prefill and decode requests of one batch. The
 new keys and values are scattered into the cache first (one ``index_copy_`` for all
 tokens). Then, where the C kernel ``kernels/cpu/paged_attention.c`` builds (see
-``kernels/cpu/native.py``), a plain prefill goes to SDPA as below and every other
-request to the C kernel, which reads each key and value of the context once for all
-query heads of its GQA group. Otherwise each request is computed with batched matrix
+``kernels/cpu/native.py``), one call computes every request: it reads each key and
+value of the context once for all query heads of its GQA group, and beats SDPA on
+plain prefills too. Otherwise each request is computed with batched matrix
 products over all its heads at once:
 
 - a request with no earlier context and no sliding window or soft cap (a plain
