@@ -3,10 +3,10 @@
  * Why a kernel of our own: decode attention is bound by how fast the context's keys
  * and values stream from memory, and torch can only express it as a gather (a copy)
  * followed by products, several passes over the data. Here a work item is one
- * (request, KV head, run of query tokens, range of keys): it reads each key and
- * value of its range once, through the block table, for every query row of the GQA
- * group at once (rows = query tokens x query heads of that KV head), keeping an
- * online softmax per row. Scores and sums are fp32 whatever the dtypes, and the
+ * (request, run of query tokens, range of keys), for every KV head: it reads each
+ * key and value of its range once, through the block table, for all query rows of
+ * each GQA group at once (rows = query tokens x query heads of that KV head),
+ * keeping an online softmax per row. Scores and sums are fp32 whatever the dtypes, and the
  * division by the softmax sum is deferred to the end, so an fp16 sum of large
  * values cannot overflow.
  *
@@ -35,7 +35,7 @@ enum { DT_F32 = 0, DT_BF16 = 1, DT_F16 = 2 };
 #define MAX_ROWS 16    /* query rows per work item */
 #define MAX_D 256
 #define PREFETCH_TILES 1 /* tiles read ahead */
-#define MIN_CHUNK 256  /* keys: a smaller split costs more in merging than it gains */
+#define MIN_CHUNK 256  /* keys: the least worth a split of its own (a judgement, not measured) */
 
 static inline float bf16_to_f32(uint16_t h) {
     uint32_t bits = (uint32_t)h << 16;
