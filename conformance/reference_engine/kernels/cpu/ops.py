@@ -38,6 +38,18 @@ def _kernels() -> dict[torch.dtype, ctypes._CFuncPtr] | None:
     return kernels
 
 
+def _run(kernel, x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+    n, k = weight.shape
+    x2 = x if x.dim() == 2 else x.reshape(-1, k)
+    if x2.stride(-1) != 1:
+        x2 = x2.contiguous()
+    m = x2.shape[0]
+    out = torch.empty(m, n, dtype=x.dtype, device=x.device)
+    if m:
+        kernel(x2.data_ptr(), x2.stride(0), weight.data_ptr(), out.data_ptr(), m, n, k, torch.get_num_threads())
+    return out if x.dim() == 2 else out.view(*x.shape[:-1], n)
+
+
 def native_linear(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
     """``x @ weight.T`` by the C kernel, any number of rows (bf16 or fp16, both the
     same dtype, ``weight`` contiguous); raises where the kernel cannot run."""
@@ -46,28 +58,21 @@ def native_linear(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
         raise RuntimeError(native.unavailable_reason("linear"))
     if x.dtype != weight.dtype or x.dtype not in kernels:
         raise TypeError(f"native linear takes bf16 or fp16 of one dtype, got {x.dtype} and {weight.dtype}")
-    n, k = weight.shape
     if not weight.is_contiguous():
         raise ValueError("native linear needs a contiguous weight")
-    x2 = x.reshape(-1, k)
-    if x2.stride(-1) != 1:
-        x2 = x2.contiguous()
-    m = x2.shape[0]
-    out = torch.empty(m, n, dtype=x.dtype, device=x.device)
-    if m:
-        kernels[x.dtype](x2.data_ptr(), x2.stride(0), weight.data_ptr(), out.data_ptr(),
-                         m, n, k, torch.get_num_threads())
-    return out.view(*x.shape[:-1], n)
+    return _run(kernels[x.dtype], x, weight)
 
 
 def linear(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
     """``x @ weight.T``: the C kernel where it beats torch, else ``F.linear``."""
+    # Called 33 times a decode step: the checks are the few that decide the route.
+    kernels = _kernels()
+    kernel = kernels.get(x.dtype) if kernels is not None else None
     if (
-        x.dtype in (torch.bfloat16, torch.float16)
-        and x.dtype == weight.dtype
+        kernel is not None
+        and weight.dtype == x.dtype
         and x.numel() <= MAX_ROWS * x.shape[-1]
         and weight.is_contiguous()
-        and _kernels() is not None
     ):
-        return native_linear(x, weight)
+        return _run(kernel, x, weight)
     return F.linear(x, weight)
