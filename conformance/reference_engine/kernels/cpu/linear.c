@@ -3,9 +3,11 @@
  * Why a kernel of our own: at a handful of rows the product is bound by how fast W
  * streams from memory, and torch's bf16 matrix-vector path reaches about two thirds
  * of the machine's bandwidth. Here each thread takes blocks of ROWS output rows,
- * streams those rows of W once, and multiplies every row of x against each 64-byte
- * piece while it sits in a register; x (a few KB) stays in L1. Accumulation is fp32
- * and the result is rounded once to the input dtype, as torch does.
+ * streams those rows of W from memory once, and multiplies up to MTILE rows of x
+ * against each 64-byte piece while it sits in a register; further rows of x take
+ * further passes over the block, which then comes from L1, while the next block is
+ * prefetched. Accumulation is fp32 and the result is rounded once to the input
+ * dtype, as torch does.
  *
  * x is [M, K] with row stride ldx (elements), W is [N, K] contiguous, y is [M, N]
  * contiguous. Both dtypes are passed as raw 16-bit words.
@@ -19,7 +21,7 @@
 
 #define ROWS 4   /* rows of W per block: 4 independent streams keep the prefetchers busy */
 #define MTILE 4  /* rows of x per pass over a block: 16 accumulators fit the 32 registers */
-#define SPREAD_MAX_K 2048
+#define SPREAD_MAX_K 2048 /* longest rows whose prefetch is spread over passes: prefetch_plan */
 
 static inline float bf16_to_f32(uint16_t h) {
     uint32_t bits = (uint32_t)h << 16;
