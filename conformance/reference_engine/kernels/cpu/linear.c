@@ -15,6 +15,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "half.h"
+
 #if defined(__AVX512F__)
 #include <immintrin.h>
 #endif
@@ -23,40 +25,28 @@
 #define MTILE 4  /* rows of x per pass over a block: 16 accumulators fit the 32 registers */
 #define SPREAD_MAX_K 2048 /* longest rows whose prefetch is spread over passes: prefetch_plan */
 
-static inline float bf16_to_f32(uint16_t h) {
-    uint32_t bits = (uint32_t)h << 16;
-    float f;
-    memcpy(&f, &bits, sizeof f);
-    return f;
-}
-
-static inline uint16_t f32_to_bf16(float f) {
-    uint32_t bits;
-    memcpy(&bits, &f, sizeof bits);
-    if ((bits & 0x7fffffffu) > 0x7f800000u)
-        return (uint16_t)((bits >> 16) | 0x40); /* keep NaN a quiet NaN */
-    bits += 0x7fffu + ((bits >> 16) & 1u);      /* round to nearest, ties to even */
-    return (uint16_t)(bits >> 16);
-}
-
-static inline float f16_to_f32(uint16_t h) {
-    _Float16 v;
-    memcpy(&v, &h, sizeof v);
-    return (float)v;
-}
-
-static inline uint16_t f32_to_f16(float f) {
-    _Float16 v = (_Float16)f;
-    uint16_t h;
-    memcpy(&h, &v, sizeof h);
-    return h;
-}
-
 #if defined(__AVX512F__)
 /* Rows [0, npf) of next at column j into L1; npf is a constant in every caller. */
 static inline __attribute__((always_inline)) void prefetch_rows(
     const uint16_t *next, int64_t k, const int npf, int64_t j) {
     for (int r = 0; r < npf; r++) _mm_prefetch((const char *)(next + r * k + j), _MM_HINT_T0);
+}
+#endif
+
+#if !defined(__AVX512BF16__) || !defined(__AVX512F__)
+/* One block of nr rows of W against mt rows of x, one product at a time: the
+ * fallback where the vector tiles below cannot be built. */
+static inline void tile_portable(
+    const uint16_t *x, int64_t ldx, const uint16_t *w, const uint16_t *next, uint16_t *y,
+    int64_t ldy, int64_t k, const int nr, const int mt, const int npf,
+    float (*to_f32)(uint16_t), uint16_t (*from_f32)(float)) {
+    (void)next, (void)npf;
+    for (int i = 0; i < mt; i++)
+        for (int r = 0; r < nr; r++) {
+            float sum = 0.0f;
+            for (int64_t j = 0; j < k; j++) sum += to_f32(x[i * ldx + j]) * to_f32(w[r * k + j]);
+            y[i * ldy + r] = from_f32(sum);
+        }
 }
 #endif
 
@@ -126,19 +116,7 @@ static inline __attribute__((always_inline)) void bf16_tile(
 }
 #define BF16_TILE bf16_tile
 #else
-static inline void bf16_tile_portable(
-    const uint16_t *x, int64_t ldx, const uint16_t *w, const uint16_t *next, uint16_t *y,
-    int64_t ldy, int64_t k, const int nr, const int mt, const int npf) {
-    (void)next, (void)npf;
-    for (int i = 0; i < mt; i++)
-        for (int r = 0; r < nr; r++) {
-            float sum = 0.0f;
-            for (int64_t j = 0; j < k; j++)
-                sum += bf16_to_f32(x[i * ldx + j]) * bf16_to_f32(w[r * k + j]);
-            y[i * ldy + r] = f32_to_bf16(sum);
-        }
-}
-#define BF16_TILE bf16_tile_portable
+#define BF16_TILE(...) tile_portable(__VA_ARGS__, bf16_to_f32, f32_to_bf16)
 #endif
 
 #if defined(__AVX512F__)
@@ -165,19 +143,7 @@ static inline __attribute__((always_inline)) void f16_tile(
 }
 #define F16_TILE f16_tile
 #else
-static inline void f16_tile_portable(
-    const uint16_t *x, int64_t ldx, const uint16_t *w, const uint16_t *next, uint16_t *y,
-    int64_t ldy, int64_t k, const int nr, const int mt, const int npf) {
-    (void)next, (void)npf;
-    for (int i = 0; i < mt; i++)
-        for (int r = 0; r < nr; r++) {
-            float sum = 0.0f;
-            for (int64_t j = 0; j < k; j++)
-                sum += f16_to_f32(x[i * ldx + j]) * f16_to_f32(w[r * k + j]);
-            y[i * ldy + r] = f32_to_f16(sum);
-        }
-}
-#define F16_TILE f16_tile_portable
+#define F16_TILE(...) tile_portable(__VA_ARGS__, f16_to_f32, f32_to_f16)
 #endif
 
 /* Expands a tile function for every (nr, mt, npf) so each call sees constants. */

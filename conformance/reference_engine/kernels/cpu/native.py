@@ -9,10 +9,11 @@ need only the C library's headers and compile in about a second, on first use.
 
 A library is built with the system C compiler (``$CC``, else ``cc``) at
 ``-O3 -march=native`` with OpenMP, and cached under ``$CONFORMANCE_CACHE_DIR``
-(default ``~/.cache/conformance-kit``). The cache key covers the source, the flags,
-the compiler's version and this CPU's feature flags, so a home folder shared between
-machines never loads code built for another CPU. OpenMP comes from ``libgomp.so.1``,
-the runtime torch has already loaded, so both share one thread pool.
+(default ``~/.cache/conformance-kit``). The cache key covers the source, the headers
+beside it, the flags, the compiler's version and this CPU's feature flags, so a home
+folder shared between machines never loads code built for another CPU. OpenMP comes
+from ``libgomp.so.1``, the runtime torch has already loaded, so both share one thread
+pool.
 
 ``CONFORMANCE_NATIVE_KERNELS=0`` turns the C kernels off. Where they cannot be built
 (no compiler, a failing build) callers fall back to their torch implementation, and
@@ -92,7 +93,8 @@ def build(name: str) -> Path:
     version = subprocess.run([compiler, "--version"], capture_output=True, text=True).stdout
     last_error = None
     for flags in (FLAGS + OPENMP, FLAGS):  # without OpenMP the kernels run on one thread
-        key = hashlib.sha256("\0".join([source.read_text(), *flags, version, _cpu_flags()]).encode())
+        headers = [h.read_text() for h in sorted(SOURCES.glob("*.h"))]
+        key = hashlib.sha256("\0".join([source.read_text(), *headers, *flags, version, _cpu_flags()]).encode())
         target = cache_dir() / f"{name}-{key.hexdigest()[:16]}.so"
         if target.exists():
             return target

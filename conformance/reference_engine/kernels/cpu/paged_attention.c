@@ -24,6 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "half.h"
+
 #if defined(__AVX512F__)
 #include <immintrin.h>
 #endif
@@ -36,35 +38,6 @@ enum { DT_F32 = 0, DT_BF16 = 1, DT_F16 = 2 };
 #define MAX_D 256
 #define PREFETCH_TILES 1 /* tiles read ahead */
 #define MIN_CHUNK 256  /* keys: the least worth a split of its own (a judgement, not measured) */
-
-static inline float bf16_to_f32(uint16_t h) {
-    uint32_t bits = (uint32_t)h << 16;
-    float f;
-    memcpy(&f, &bits, sizeof f);
-    return f;
-}
-
-static inline uint16_t f32_to_bf16(float f) {
-    uint32_t bits;
-    memcpy(&bits, &f, sizeof bits);
-    if ((bits & 0x7fffffffu) > 0x7f800000u)
-        return (uint16_t)((bits >> 16) | 0x40); /* keep NaN a quiet NaN */
-    bits += 0x7fffu + ((bits >> 16) & 1u);      /* round to nearest, ties to even */
-    return (uint16_t)(bits >> 16);
-}
-
-static inline float f16_to_f32(uint16_t h) {
-    _Float16 v;
-    memcpy(&v, &h, sizeof v);
-    return (float)v;
-}
-
-static inline uint16_t f32_to_f16(float f) {
-    _Float16 v = (_Float16)f;
-    uint16_t h;
-    memcpy(&h, &v, sizeof h);
-    return h;
-}
 
 static inline float load_scalar(const void *p, int64_t i, int dtype) {
     if (dtype == DT_F32) return ((const float *)p)[i];
