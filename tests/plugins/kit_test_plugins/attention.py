@@ -95,10 +95,12 @@ class FirstBlockDecodeImpl(CpuAttentionImpl):
 
 
 class OffByOneSlotImpl(CpuAttentionImpl):
-    """Writes each token's key and value one slot too far."""
+    """Writes each token's key and value one slot too far (the last slot wraps to the
+    first, so the bug never raises: it only computes wrong answers, deterministically)."""
 
     def write_kv(self, key, value, kv_cache, slot_mapping):
-        super().write_kv(key, value, kv_cache, torch.where(slot_mapping >= 0, slot_mapping + 1, -1))
+        num_slots = kv_cache.shape[1] * kv_cache.shape[2]
+        super().write_kv(key, value, kv_cache, torch.where(slot_mapping >= 0, (slot_mapping + 1) % num_slots, -1))
 
 
 class IgnoredSlidingWindowImpl(CpuAttentionImpl):
