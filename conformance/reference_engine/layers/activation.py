@@ -18,5 +18,10 @@ class SiluAndMul(nn.Module):
         """``silu(gate) * up`` for ``x = [gate, up]`` along the last dimension."""
         if self.kernel is not None:
             return self.kernel(x)
+        return self.forward_native(x)
+
+    @staticmethod
+    def forward_native(x: torch.Tensor) -> torch.Tensor:
+        """The torch implementation: the reference a platform's kernel must match."""
         gate, up = x.chunk(2, dim=-1)
         return F.silu(gate) * up

@@ -19,9 +19,15 @@ class RMSNorm(nn.Module):
         self, x: torch.Tensor, residual: torch.Tensor | None = None
     ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
         """``norm(x)``; with ``residual``, ``(norm(x + residual), x + residual)``."""
-        if self.kernel is not None:
-            out = self.kernel(x, self.weight, self.eps, residual)
-            return out if residual is None else (out, residual)
+        if self.kernel is None:
+            return self.forward_native(x, residual)
+        out = self.kernel(x, self.weight, self.eps, residual)
+        return out if residual is None else (out, residual)
+
+    def forward_native(
+        self, x: torch.Tensor, residual: torch.Tensor | None = None
+    ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+        """The torch implementation: the reference a platform's kernel must match."""
         if residual is not None:
             x = x + residual
             residual = x

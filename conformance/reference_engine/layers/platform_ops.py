@@ -1,6 +1,6 @@
 """The platform's own kernels for the model's per-token ops (vLLM's ``CustomOp``).
 
-Each layer below has a torch implementation, which is the reference. A platform may
+Each layer has a torch implementation, ``forward_native``, which is the reference. A platform may
 name, in ``Platform.custom_ops_module``, a module holding kernels for any subset of
 ``OPS``; a layer built while that platform is current calls the kernel instead.
 Kernels must give the torch layer's result (to the dtype's rounding) and keep its

@@ -38,6 +38,10 @@ class RotaryEmbedding(nn.Module):
         queries and keys together: one rotation for both)."""
         if self.kernel is not None:
             return self.kernel(positions, x, self.cos, self.sin)
+        return self.forward_native(positions, x)
+
+    def forward_native(self, positions: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+        """The torch implementation: the reference a platform's kernel must match."""
         cos, signed_sin = self._tables(positions)
         h = x.float()
         # [x1, x2] * cos + [x2, x1] * [-sin, sin]: the same products and sums, in the
