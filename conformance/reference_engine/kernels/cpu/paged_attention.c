@@ -150,35 +150,103 @@ static inline __attribute__((always_inline)) void store_sums(const __m512 *a, co
     for (int i = 0; i < nr; i++) s[i][t] = lanes[4 * i];
 }
 
-/* Scores of rows [r0, r0 + nr) against the nk (<= 16) keys of one tile. */
+/* The sums of a[4 * key + row] (4 keys x 4 rows) as lane 4 * row + key of one
+ * vector: a transpose-add tree, 15 adds for 16 sums. */
+static inline __attribute__((always_inline)) __m512 sum16(const __m512 *a) {
+    __m512 x[8], y[4], z[2];
+    for (int i = 0; i < 8; i++)
+        x[i] = _mm512_add_ps(_mm512_shuffle_f32x4(a[2 * i], a[2 * i + 1], 0x44),
+                             _mm512_shuffle_f32x4(a[2 * i], a[2 * i + 1], 0xEE));
+    for (int i = 0; i < 4; i++)
+        y[i] = _mm512_add_ps(_mm512_shuffle_f32x4(x[2 * i], x[2 * i + 1], 0x88),
+                             _mm512_shuffle_f32x4(x[2 * i], x[2 * i + 1], 0xDD));
+    for (int i = 0; i < 2; i++)
+        z[i] = _mm512_add_ps(_mm512_unpacklo_ps(y[2 * i], y[2 * i + 1]), _mm512_unpackhi_ps(y[2 * i], y[2 * i + 1]));
+    const __m512d z0 = _mm512_castps_pd(z[0]), z1 = _mm512_castps_pd(z[1]);
+    return _mm512_add_ps(_mm512_castpd_ps(_mm512_unpacklo_pd(z0, z1)), _mm512_castpd_ps(_mm512_unpackhi_pd(z0, z1)));
+}
+
+/* Scores of rows [r0, r0 + nr) against the nk (<= 16) keys of one tile. Four keys
+ * at a time against all rows, in nr x 4 accumulators: each key and each q chunk is
+ * loaded once per four keys, where one key at a time loads q once per key and the
+ * loads, not the FMAs, bound the loop. Keys past nk repeat the last one (slots
+ * beyond it may be unowned or past the buffer); softmax masks their scores. */
 static inline __attribute__((always_inline)) void tile_scores(
     const Problem *p, const State *st, int r0, const int nr, const void *k, int nk,
     float s[ROWS][TILE], const char *pf, const int dtype) {
-    for (int t = 0; t < nk; t++) {
-        prefetch_row(p, pf, t, p->d * (dtype == DT_F32 ? 4 : 2));
-        const int64_t base = (int64_t)t * p->row_stride;
-        __m512 a[ROWS];
-        for (int i = 0; i < nr; i++) a[i] = _mm512_setzero_ps();
-        for (int c = 0; c < p->d; c += 16) {
-            __m512 kv = load16(k, base + c, dtype);
-            for (int i = 0; i < nr; i++) a[i] = _mm512_fmadd_ps(_mm512_load_ps(&st->q[r0 + i][c]), kv, a[i]);
+    const int esize = dtype == DT_F32 ? 4 : 2;
+    const __m512 z = _mm512_setzero_ps();
+    __m512 sums[TILE / 4];
+    for (int g = 0; g < TILE / 4; g++) {
+        if (4 * g >= nk) {
+            sums[g] = z;
+            continue;
         }
-        store_sums(a, nr, s, t, 1.f);
+        int64_t row[4];
+        for (int j = 0; j < 4; j++) row[j] = (int64_t)(4 * g + j < nk ? 4 * g + j : nk - 1) * p->row_stride;
+        __m512 a[16];
+        for (int i = 0; i < 16; i++) a[i] = z;
+        for (int c = 0; c < p->d; c += 16) {
+            /* The keys computed next (see run_keys), spread over the loop: a burst
+             * of them at once would stall the loads this tile needs behind them. */
+            if (pf && c * esize % 64 == 0)
+                for (int j = 0; j < 4; j++) __builtin_prefetch(pf + (row[j] + c) * esize, 0, 3);
+            for (int j = 0; j < 4; j++) {
+                const __m512 kv = load16(k, row[j] + c, dtype);
+                for (int i = 0; i < nr; i++)
+                    a[4 * j + i] = _mm512_fmadd_ps(_mm512_load_ps(&st->q[r0 + i][c]), kv, a[4 * j + i]);
+            }
+        }
+        sums[g] = sum16(a);
     }
+    /* sums[g] holds row i's keys 4g..4g+3 in its 128-bit lane i: transpose the lanes. */
+    const __m512 t0 = _mm512_shuffle_f32x4(sums[0], sums[1], 0x44), t1 = _mm512_shuffle_f32x4(sums[0], sums[1], 0xEE);
+    const __m512 t2 = _mm512_shuffle_f32x4(sums[2], sums[3], 0x44), t3 = _mm512_shuffle_f32x4(sums[2], sums[3], 0xEE);
+    _mm512_store_ps(s[0], _mm512_shuffle_f32x4(t0, t2, 0x88));
+    if (nr > 1) _mm512_store_ps(s[1], _mm512_shuffle_f32x4(t0, t2, 0xDD));
+    if (nr > 2) _mm512_store_ps(s[2], _mm512_shuffle_f32x4(t1, t3, 0x88));
+    if (nr > 3) _mm512_store_ps(s[3], _mm512_shuffle_f32x4(t1, t3, 0xDD));
+}
+
+/* acc[r][c, c + 16 nc) += sum_t w[r][t] * v_t: nr x nc accumulators stay in
+ * registers over the tile's keys, so acc is read and written once per tile and
+ * each value chunk loaded once for all rows. The values computed next are asked
+ * for here rather than with their keys: issued then, they would wait in L1 through
+ * a whole tile, and be the first lines evicted. */
+static inline __attribute__((always_inline)) void values_block(
+    const Problem *p, State *st, int r0, const int nr, const void *v, int nk,
+    float w[ROWS][TILE], int c, const int nc, const char *pf, const int dtype) {
+    const int esize = dtype == DT_F32 ? 4 : 2;
+    __m512 a[ROWS][4];
+    for (int i = 0; i < nr; i++)
+        for (int j = 0; j < nc; j++) a[i][j] = _mm512_load_ps(&st->acc[r0 + i][c + 16 * j]);
+    for (int t = 0; t < nk; t++) {
+        __m512 vv[4];
+        for (int j = 0; j < nc; j++) {
+            const int64_t at = (int64_t)t * p->row_stride + c + 16 * j;
+            if (pf && (c + 16 * j) * esize % 64 == 0) __builtin_prefetch(pf + p->values_delta + at * esize, 0, 3);
+            vv[j] = load16(v, at, dtype);
+        }
+        for (int i = 0; i < nr; i++) {
+            const __m512 wt = _mm512_set1_ps(w[i][t]);
+            for (int j = 0; j < nc; j++) a[i][j] = _mm512_fmadd_ps(wt, vv[j], a[i][j]);
+        }
+    }
+    for (int i = 0; i < nr; i++)
+        for (int j = 0; j < nc; j++) _mm512_store_ps(&st->acc[r0 + i][c + 16 * j], a[i][j]);
 }
 
 /* acc[r] += sum_t w[r][t] * v_t for rows [r0, r0 + nr) and the tile's nk values. */
 static inline __attribute__((always_inline)) void tile_values(
     const Problem *p, State *st, int r0, const int nr, const void *v, int nk,
-    float w[ROWS][TILE], const int dtype) {
-    for (int c = 0; c < p->d; c += 16) {
-        __m512 a[ROWS];
-        for (int i = 0; i < nr; i++) a[i] = _mm512_load_ps(&st->acc[r0 + i][c]);
-        for (int t = 0; t < nk; t++) {
-            __m512 vv = load16(v, (int64_t)t * p->row_stride + c, dtype);
-            for (int i = 0; i < nr; i++) a[i] = _mm512_fmadd_ps(_mm512_set1_ps(w[i][t]), vv, a[i]);
-        }
-        for (int i = 0; i < nr; i++) _mm512_store_ps(&st->acc[r0 + i][c], a[i]);
+    float w[ROWS][TILE], const char *pf, const int dtype) {
+    int c = 0;
+    for (; c + 64 <= p->d; c += 64) values_block(p, st, r0, nr, v, nk, w, c, 4, pf, dtype);
+    switch ((p->d - c) / 16) {
+    case 1: values_block(p, st, r0, nr, v, nk, w, c, 1, pf, dtype); break;
+    case 2: values_block(p, st, r0, nr, v, nk, w, c, 2, pf, dtype); break;
+    case 3: values_block(p, st, r0, nr, v, nk, w, c, 3, pf, dtype); break;
+    default: break;
     }
 }
 
@@ -217,7 +285,7 @@ static inline __attribute__((always_inline)) void tile_rows(
     float w[ROWS][TILE] __attribute__((aligned(64)));
     tile_scores(p, st, r0, nr, k, nk, s, pf, dtype);
     for (int i = 0; i < nr; i++) tile_softmax(p, st, r0 + i, key0, nk, s[i], w[i]);
-    tile_values(p, st, r0, nr, v, nk, w, dtype);
+    tile_values(p, st, r0, nr, v, nk, w, pf, dtype);
 }
 
 static inline __attribute__((always_inline)) void tile_all_rows(
@@ -382,12 +450,18 @@ static void load_rows(const Problem *p, const Unit *u, int h, State *st) {
 /* Keys [k0, k1) of a unit into st (one State per KV head), a tile at a time
  * through the block table. Tiles sit in blocks scattered through the cache, so the
  * hardware prefetcher, which follows sequential streams, would start on each block
- * only after several misses: each tile asks for the one PREFETCH_TILES ahead. */
+ * only after several misses: each KV head of a tile asks for the rows computed
+ * after it (NEXT), the last head for the tile PREFETCH_TILES ahead. */
 static void run_keys(const Problem *p, const Unit *u, State *st, int k0, int k1) {
     const int rows = u->ntok * u->ng, esize = p->kv_dtype == DT_F32 ? 4 : 2;
     const int32_t *table = p->block_table + (int64_t)u->req * p->bt_stride;
     const char *keys = p->keys;
     const int start = p->query_start[u->req], qlen = p->query_start[u->req + 1] - start;
+    /* What to prefetch while KV head h of a tile is computed: the next head's rows
+     * of the same tile, or the next tile's first head. A whole tile ahead, the
+     * prefetched lines of every head would be in L1 at once and evict the current
+     * tile's values before they are read. */
+#define NEXT(h) ((h) + 1 < p->kv_heads ? k + (int64_t)((h) + 1) * p->d * esize : pf)
     if (p->new_keys && qlen > 1 && p->seq_lens[u->req] == qlen) {
         /* A request with no earlier context (a plain prefill) reads its keys and values
          * from the step's inputs: what the cache now holds, but contiguous. */
@@ -401,7 +475,7 @@ static void run_keys(const Problem *p, const Unit *u, State *st, int k0, int k1)
             const char *pf = ahead < k1 ? base + (int64_t)ahead * own.row_stride * esize : NULL;
             for (int h = 0; h < p->kv_heads; h++) {
                 const int64_t head = (int64_t)h * p->d * esize;
-                tile(&own, &st[h], rows, k + head, k + own.values_delta + head, key, nk, pf ? pf + head : NULL);
+                tile(&own, &st[h], rows, k + head, k + own.values_delta + head, key, nk, NEXT(h));
             }
         }
         return;
@@ -414,10 +488,11 @@ static void run_keys(const Problem *p, const Unit *u, State *st, int k0, int k1)
         const char *k = keys + OFFSET(key), *pf = ahead < k1 ? keys + OFFSET(ahead) : NULL;
         for (int h = 0; h < p->kv_heads; h++) {
             const int64_t head = (int64_t)h * p->d * esize;
-            tile(p, &st[h], rows, k + head, k + p->values_delta + head, key, nk, pf ? pf + head : NULL);
+            tile(p, &st[h], rows, k + head, k + p->values_delta + head, key, nk, NEXT(h));
         }
     }
 #undef OFFSET
+#undef NEXT
 }
 
 /* Where the bf16 pair path keeps element c of a sum: each 32 elements as the 16
