@@ -25,8 +25,10 @@ class GoodPlatform(TestPlatform):
     device_name = "good-cpu"
 
 
-def platform_naming(factory: str, component: type, name: str, module: str) -> type[TestPlatform]:
-    """A test platform called ``name`` whose factory classmethod ``factory`` names
-    ``component``; ``module`` must bind it to ``name`` so its qualified name imports."""
+def platform_naming(factory: str, component: type, module: str) -> type[TestPlatform]:
+    """A test platform called ``<Component>Platform`` whose factory classmethod
+    ``factory`` names ``component``; ``module`` must bind it to that name so its
+    qualified name imports."""
     qualname = f"{component.__module__}.{component.__qualname__}"
-    return type(name, (TestPlatform,), {"__module__": module, factory: classmethod(lambda cls: qualname)})
+    return type(f"{component.__name__}Platform", (TestPlatform,),
+                {"__module__": module, factory: classmethod(lambda cls: qualname)})

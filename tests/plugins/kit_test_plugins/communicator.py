@@ -6,6 +6,7 @@ this module by name: keep them at module level.
 
 from __future__ import annotations
 
+import functools
 import os
 import signal
 import time
@@ -14,12 +15,10 @@ import torch
 import torch.distributed as dist
 
 from conformance.reference_engine.distributed.communicator import TorchDistributedCommunicator
-from kit_test_plugins import TestPlatform, platform_naming
+from kit_test_plugins import platform_naming
 
 
-def _platform(communicator: type) -> type[TestPlatform]:
-    return platform_naming("get_device_communicator_cls", communicator,
-                           f"{communicator.__name__}Platform", __name__)
+_platform = functools.partial(platform_naming, "get_device_communicator_cls", module=__name__)
 
 
 class LocalAllReduce(TorchDistributedCommunicator):

@@ -4,11 +4,12 @@ generic ``Worker`` with exactly one bug, returned by its platform's ``get_worker
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 from conformance.reference_engine.platforms import current_platform
 from conformance.reference_engine.worker.worker import Worker
 
-from kit_test_plugins import TestPlatform, platform_naming
+from kit_test_plugins import platform_naming
 
 
 class OverstatedMemoryWorker(Worker):
@@ -91,10 +92,7 @@ class DriftedSignatureWorker(Worker):
         super().check_health()
 
 
-def _platform(worker: type[Worker]) -> type[TestPlatform]:
-    """A test platform whose ``get_worker_cls`` names ``worker``."""
-    name = worker.__name__.removesuffix("Worker") + "WorkerPlatform"
-    return platform_naming("get_worker_cls", worker, name, __name__)
+_platform = functools.partial(platform_naming, "get_worker_cls", module=__name__)
 
 
 OverstatedMemoryWorkerPlatform = _platform(OverstatedMemoryWorker)
