@@ -32,10 +32,6 @@ def _custom_ops(platform) -> dict:
     return {name: getattr(module, name) for name in OPS if hasattr(module, name)}
 
 
-def _random(*shape, dtype, device, generator) -> torch.Tensor:
-    return torch.randn(*shape, generator=generator).to(device, dtype)
-
-
 def _check(name: str, actual: torch.Tensor, expected: torch.Tensor, dtype: torch.dtype) -> None:
     rtol, atol = TOLERANCE[dtype]
     assert actual.shape == expected.shape and actual.dtype == expected.dtype, (
@@ -66,7 +62,7 @@ def test_custom_ops_match_the_torch_layers(platform, capabilities, device):
     for dtype in capabilities.dtypes:
         for rows in ROWS:
             def rand(*shape):
-                return _random(*shape, dtype=dtype, device=device, generator=gen)
+                return torch.randn(*shape, generator=gen).to(device, dtype)
 
             where = f"{dtype}, {rows} rows"
             if "rms_norm" in ops:
