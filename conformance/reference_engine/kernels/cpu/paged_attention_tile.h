@@ -161,19 +161,11 @@ static inline __attribute__((always_inline)) void store_scores(const __m512 *sum
     if (nr > 3) _mm512_store_ps(s[3], _mm512_shuffle_f32x4(t1, t3, 0xDD));
 }
 
-/* Element offsets of keys 4g .. 4g+3 of a tile, or 0 when the group holds none of
- * its nk keys. Keys past nk repeat the last one (slots beyond it may be unowned or
- * past the buffer); softmax masks their scores. */
-static inline int key_group(const Problem *p, int g, int nk, int64_t row[4]) {
-    if (4 * g >= nk) return 0;
-    for (int j = 0; j < 4; j++) row[j] = (int64_t)(4 * g + j < nk ? 4 * g + j : nk - 1) * p->row_stride;
-    return 1;
-}
-
 /* Scores of rows [r0, r0 + nr) against the nk (<= 16) keys of one tile. Four keys
  * at a time against all rows, in nr x 4 accumulators: each key and each q chunk is
  * loaded once per four keys, where one key at a time loads q once per key and the
- * loads, not the FMAs, bound the loop. */
+ * loads, not the FMAs, bound the loop. Keys past nk repeat the last one (slots
+ * beyond it may be unowned or past the buffer); softmax masks their scores. */
 static inline __attribute__((always_inline)) void tile_scores(
     const Problem *p, const State *st, int r0, const int nr, const void *k, int nk,
     float s[ROWS][TILE], Ahead pf, const int dtype) {
@@ -181,11 +173,12 @@ static inline __attribute__((always_inline)) void tile_scores(
     const __m512 z = _mm512_setzero_ps();
     __m512 sums[TILE / 4];
     for (int g = 0; g < TILE / 4; g++) {
-        int64_t row[4];
-        if (!key_group(p, g, nk, row)) {
+        if (4 * g >= nk) {
             sums[g] = z;
             continue;
         }
+        int64_t row[4];
+        for (int j = 0; j < 4; j++) row[j] = (int64_t)(4 * g + j < nk ? 4 * g + j : nk - 1) * p->row_stride;
         __m512 a[16];
         for (int i = 0; i < 16; i++) a[i] = z;
         for (int c = 0; c < p->d; c += 16) {
@@ -311,11 +304,12 @@ static inline __attribute__((always_inline)) void pairs_scores(
     const __m512 z = _mm512_setzero_ps();
     __m512 sums[TILE / 4];
     for (int g = 0; g < TILE / 4; g++) {
-        int64_t row[4];
-        if (!key_group(p, g, nk, row)) {
+        if (4 * g >= nk) {
             sums[g] = z;
             continue;
         }
+        int64_t row[4];
+        for (int j = 0; j < 4; j++) row[j] = (int64_t)(4 * g + j < nk ? 4 * g + j : nk - 1) * p->row_stride;
         __m512 a[16];
         for (int i = 0; i < 16; i++) a[i] = z;
         for (int c = 0; c < p->d; c += 32) {
