@@ -1,0 +1,61 @@
+"""The ``conformance matrix`` subcommands: ``build`` the site, ``check`` submissions."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from conformance.matrix.build import build_matrix
+from conformance.matrix.check import check_submissions
+from conformance.matrix.site import write_site
+
+
+def add_parser(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser(
+        "matrix", help="build the hardware support matrix from result records",
+        description="The published support matrix: generated from result records only.")
+    actions = parser.add_subparsers(dest="matrix_command", required=True, metavar="ACTION")
+    build = actions.add_parser(
+        "build", help="write index.html, matrix.md and matrix.json from records",
+        description="Exit status 1 when any record was rejected (the site is still built "
+        "from the others and lists what it rejected).")
+    build.add_argument("records", nargs="+", metavar="RECORDS",
+                       help="record files, or folders searched recursively for *.json")
+    build.add_argument("-o", "--output", required=True, metavar="SITE",
+                       help="the folder to write the site into (replaced)")
+    build.add_argument("--stale-days", type=int, default=30, metavar="N",
+                       help="a column whose newest record is older is stale (default 30)")
+    build.add_argument("--window", type=int, default=10, metavar="N",
+                       help="comparable records per platform that history and flakiness "
+                       "look at (default 10)")
+    check = actions.add_parser(
+        "check", help="check records submitted to matrix/records/ (the review bot)")
+    check.add_argument("folder", metavar="FOLDER", help="e.g. matrix/records")
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.matrix_command == "check":
+        return _check(args)
+    if args.stale_days < 0 or args.window < 1:
+        print("conformance matrix build: --stale-days must be >= 0 and --window >= 1",
+              file=sys.stderr)
+        return 2
+    built = build_matrix(args.records, stale_days=args.stale_days, window=args.window)
+    for rejection in built.matrix.rejected:
+        print(f"conformance matrix: rejected {rejection.path}: {rejection.reason}", file=sys.stderr)
+    site = write_site(built, args.output)
+    rejected = len(built.matrix.rejected)
+    print(f"wrote {site}/index.html, matrix.md and matrix.json from {len(built.records)} "
+          f"records ({len(built.matrix.columns)} platforms; {rejected} rejected)")
+    return 1 if rejected else 0
+
+
+def _check(args: argparse.Namespace) -> int:
+    count, problems = check_submissions(args.folder)
+    for problem in problems:
+        print(f"conformance matrix check: {problem}", file=sys.stderr)
+    if problems:
+        print(f"{len(problems)} problems in {count} submitted records")
+        return 1
+    print(f"{count} submitted records verified; the site builds")
+    return 0

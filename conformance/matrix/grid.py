@@ -1,0 +1,109 @@
+"""The grid: one column per platform line, shown by its newest record, one cell per
+contract.
+
+A contract the record does not show running is ``not_run``, never a pass; an
+incomplete record says how much of the grid it covers; a column whose record is too
+old or of an older contract version says when it was last verified, and on which kit.
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import re
+from collections import Counter
+
+from conformance.matrix.kits import version_key
+from conformance.matrix.links import safe_link
+from conformance.matrix.model import CELL_OUTCOMES, Cell, Column, Contract, Waiver
+from conformance.matrix.performance import performance_of
+from conformance.matrix.sources import Accepted
+
+#: How the pytest plugin words a waived test's message: "waived: REASON (LINK)".
+_WAIVED = re.compile(r"^waived: (?P<reason>.*) \((?P<link>\S*)\)$", re.DOTALL)
+
+
+def column_id(plugin: str, device: str) -> str:
+    """A slug for anchors and file names; the digest keeps two lines whose names
+    slug alike apart."""
+    slug = re.sub(r"[^a-z0-9]+", "-", f"{plugin} {device}".lower()).strip("-")[:40]
+    digest = hashlib.sha256(f"{plugin}\0{device}".encode()).hexdigest()[:8]
+    return f"{slug or 'platform'}-{digest}"
+
+
+def _first_line(text: str) -> str:
+    return text.strip().splitlines()[0][:300] if text.strip() else ""
+
+
+def cell(contract: str, record: dict, tests: list[dict], regressed_since: str | None,
+         flaky: bool) -> Cell:
+    entry = record["contracts"].get(contract)
+    if entry is None:
+        return Cell("not_run", "the record has no test of this contract", None)
+    outcome = entry["outcome"]
+    telling = next(t for t in tests if t["outcome"] == outcome)
+    duration = sum(t["duration"] for t in tests)
+    if outcome == "skipped":
+        return Cell("not_run", _first_line(f"skipped: {telling['message']}"), duration)
+    waiver = None
+    if outcome == "waived":
+        match = _WAIVED.match(telling["message"])
+        waiver = (Waiver(match["reason"], safe_link(match["link"])) if match
+                  else Waiver(telling["message"], None))
+    return Cell(outcome, _first_line(telling["message"]), duration, waiver,
+                regressed_since, flaky)
+
+
+def staleness(record: Accepted, now: datetime.datetime, stale_days: int,
+              contract_version: str) -> str | None:
+    provenance = record.provenance
+    too_old = now - record.started > datetime.timedelta(days=stale_days)
+    older_contract = version_key(provenance["contract_version"]) < version_key(contract_version)
+    if too_old or older_contract:
+        return f"last verified {provenance['started_at'][:10]} on kit {provenance['kit_version']}"
+    return None
+
+
+def build_column(record: Accepted, contracts: list[Contract], record_href: str,
+                 regressions: dict[str, str], flaky: list[str], stale: str | None) -> Column:
+    data, provenance = record.data, record.provenance
+    tests_by_contract: dict[str, list[dict]] = {}
+    for test in data["tests"]:
+        tests_by_contract.setdefault(test["contract"], []).append(test)
+    flaky_set = set(flaky)
+    cells = {c.id: cell(c.id, data, tests_by_contract.get(c.id, []), regressions.get(c.id),
+                        c.id in flaky_set)
+             for c in contracts}
+    counts = Counter(c.outcome for c in cells.values())
+    ran = sum(1 for c in cells.values() if c.outcome != "not_run")
+    plugin, host = provenance["plugin"], provenance["host"]
+    return Column(
+        id=column_id(*record.line),
+        plugin=plugin["name"],
+        distribution=plugin["distribution"],
+        plugin_version=plugin["version"],
+        device=provenance["device"]["name"],
+        kit_version=provenance["kit_version"],
+        contract_version=provenance["contract_version"],
+        date=provenance["started_at"],
+        host=f"{host['hostname']} ({host['machine']}, {host['os']})",
+        verdict=record.verdict,
+        verdict_line=record.verdict_line,
+        record=record_href,
+        ci_build=safe_link((data.get("ci") or {}).get("build_url")),
+        partial=None if data["complete"] else f"partial ({ran} of {len(contracts)} contracts)",
+        stale=stale,
+        counts={o: counts[o] for o in CELL_OUTCOMES if counts[o]},
+        cells=cells,
+        performance=performance_of(data),
+    )
+
+
+def contract_rows(mustpass: dict[str, str], records: list[Accepted]) -> list[Contract]:
+    """The grid's rows: the mustpass contracts in their order, then contracts that only
+    records name (other kits' or optional ones), each group ordered by suite."""
+    extra = sorted({c for r in records for c in r.data["contracts"]} - set(mustpass))
+    rows = [Contract(c, c.split(".")[0], rule, True) for c, rule in mustpass.items()]
+    rows += [Contract(c, c.split(".")[0], "not in this kit's mustpass list", False) for c in extra]
+    suites = list(dict.fromkeys(r.suite for r in rows))
+    return sorted(rows, key=lambda r: suites.index(r.suite))

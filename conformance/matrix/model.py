@@ -1,0 +1,156 @@
+"""The support matrix as data: what every output (HTML, Markdown, JSON) is made from.
+
+Plain dataclasses of strings, numbers, lists and dicts, so ``dataclasses.asdict`` of a
+``Matrix`` is ``matrix.json`` itself (its schema is ``matrix.schema.json``). Machine
+status (outcome codes, states) is kept apart from human text (messages, reasons),
+so a consumer never has to parse a note to learn a status.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+#: What a grid cell can say: the record outcomes a contract can roll up to, and
+#: ``not_run`` for a contract the record does not show running (absent, or skipped).
+CELL_OUTCOMES = ("passed", "failed", "error", "crashed", "timed_out", "not_supported",
+                 "waived", "not_run")
+
+#: Outcomes that mean the plugin broke the rule (regressions and flakiness look at these).
+FAILING = ("failed", "error", "crashed", "timed_out")
+
+
+@dataclasses.dataclass(frozen=True)
+class Waiver:
+    reason: str
+    link: str | None  # an http(s) URL, or None when the record's link is not one
+
+
+@dataclasses.dataclass(frozen=True)
+class Cell:
+    outcome: str
+    message: str  # the first line of the telling test's message
+    duration: float | None  # seconds, summed over the contract's tests
+    waiver: Waiver | None = None
+    regressed_since: str | None = None  # date of the previous record, where it passed
+    flaky: bool = False
+
+
+@dataclasses.dataclass(frozen=True)
+class Contract:
+    id: str
+    suite: str
+    rule: str
+    required: bool  # in this kit's mustpass list
+
+
+@dataclasses.dataclass(frozen=True)
+class Figure:
+    name: str
+    label: str
+    value: float
+    unit: str
+    world_size: int | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Performance:
+    device: str
+    measured_at: str
+    figures: list[Figure]
+
+
+@dataclasses.dataclass(frozen=True)
+class Column:
+    """One platform line (plugin + device), shown by its newest record."""
+
+    id: str  # a slug, unique per platform line: anchors and file names
+    plugin: str
+    distribution: str
+    plugin_version: str
+    device: str
+    kit_version: str
+    contract_version: str
+    date: str
+    host: str
+    verdict: str  # the verdict word: CONFORMANT, NOT CONFORMANT, INCOMPLETE, ...
+    verdict_line: str
+    record: str  # the site-relative path of the record copy
+    ci_build: str | None
+    partial: str | None  # "partial (N of M contracts)" for an incomplete record
+    stale: str | None  # "last verified DATE on kit VERSION" when the stale rule says so
+    counts: dict[str, int]  # cells per outcome, over the grid's rows
+    cells: dict[str, Cell]
+    performance: Performance | None
+
+
+@dataclasses.dataclass(frozen=True)
+class CapabilityCell:
+    state: str  # verified | failing | unverified | not_declared
+    detail: str
+
+
+@dataclasses.dataclass(frozen=True)
+class CapabilityRow:
+    kind: str
+    value: str
+    label: str
+    cells: dict[str, CapabilityCell]  # by column id
+
+
+@dataclasses.dataclass(frozen=True)
+class Run:
+    date: str
+    kit_version: str
+    contract_version: str
+    verdict: str
+    counts: dict[str, int]  # test outcomes, as the record's summary
+    record: str
+    compared: bool  # of the newest record's contract version, so diffed in history
+
+
+@dataclasses.dataclass(frozen=True)
+class Transition:
+    contract: str
+    before: str
+    after: str
+    date: str
+    record: str
+
+
+@dataclasses.dataclass(frozen=True)
+class History:
+    column: str  # the platform line's column id
+    plugin: str
+    device: str
+    runs: list[Run]  # newest first
+    transitions: list[Transition]  # newest first
+    flaky: list[str]
+
+
+@dataclasses.dataclass(frozen=True)
+class Rejection:
+    path: str
+    reason: str
+
+
+@dataclasses.dataclass(frozen=True)
+class Generated:
+    by: str
+    records: int
+    at: str
+    note: str
+
+
+@dataclasses.dataclass(frozen=True)
+class Matrix:
+    generated: Generated
+    kit_version: str
+    contract_version: str
+    stale_days: int
+    stale_rule: str
+    window: int  # comparable records that history, regressions and flakes look at
+    contracts: list[Contract]  # the grid's rows, grouped by suite, mustpass order first
+    columns: list[Column]
+    capabilities: list[CapabilityRow]
+    histories: list[History]
+    rejected: list[Rejection]

@@ -1,0 +1,59 @@
+"""Writing the site: the three outputs, the records they link, the page's assets.
+
+The site is written into a temporary folder beside the target and swapped in at the
+end, so a failed build leaves the previous site as it was rather than half of a new
+one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+import tempfile
+from importlib import resources
+from pathlib import Path
+
+from conformance.matrix.build import Built
+from conformance.matrix.model import Matrix
+from conformance.matrix.render_html import render_pages
+from conformance.matrix.render_markdown import render_markdown
+
+STATIC_FILES = ("matrix.css", "matrix.js")
+
+
+def matrix_json(matrix: Matrix) -> str:
+    return json.dumps(dataclasses.asdict(matrix), indent=1, ensure_ascii=False) + "\n"
+
+
+def site_files(built: Built) -> dict[str, str | bytes]:
+    """Site-relative path -> content, for everything the site holds."""
+    files: dict[str, str | bytes] = dict(render_pages(built.matrix))
+    files["matrix.md"] = render_markdown(built.matrix)
+    files["matrix.json"] = matrix_json(built.matrix)
+    static = resources.files("conformance.matrix") / "static"
+    for name in STATIC_FILES:
+        files[f"static/{name}"] = (static / name).read_bytes()
+    files.update(built.copies)
+    return files
+
+
+def write_site(built: Built, target: str | Path) -> Path:
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    try:
+        for relative, content in site_files(built).items():
+            path = staging / relative
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if isinstance(content, str):
+                path.write_text(content, encoding="utf-8")
+            else:
+                path.write_bytes(content)
+        if target.exists():
+            shutil.rmtree(target)
+        staging.rename(target)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return target

@@ -1,0 +1,109 @@
+"""Reading a result record without trusting it.
+
+A record arrives from a vendor's machine, a CI artifact or a pull request, so before
+anything looks inside it the reader bounds what it costs: the file must be a regular
+file of at most ``MAX_RECORD_BYTES`` (checked before reading, and the read itself is
+capped, so a file that grows meanwhile cannot exhaust memory), must be UTF-8 JSON, and
+may nest at most ``MAX_NESTING`` levels (a record needs fewer than ten; Python's
+parser would otherwise die with a RecursionError). Every refusal is one
+``UnreadableRecord`` whose text says why, so callers print one line per file.
+
+Schema checks use ``jsonschema_rs``: the Python ``jsonschema`` takes about 70 ms for
+a record of 300 tests, too slow for a matrix of a thousand records; both implement
+the same JSON Schema draft the shipped schema declares.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import stat
+from importlib import resources
+from pathlib import Path
+
+import jsonschema_rs
+
+MAX_RECORD_BYTES = 64 * 2**20
+MAX_NESTING = 64
+
+
+class UnreadableRecord(Exception):
+    """The file cannot be taken as a record; the message is the reason."""
+
+
+def read_bytes(path: Path, within: Path | None = None) -> bytes:
+    """The file's bytes, refusing what is not a bounded regular file (inside
+    ``within`` after resolving symlinks, when given)."""
+    if within is not None and not path.resolve().is_relative_to(within.resolve()):
+        raise UnreadableRecord(f"a symlink out of {within} (to {path.resolve()})")
+    try:
+        info = path.stat()
+        if not stat.S_ISREG(info.st_mode):
+            raise UnreadableRecord("not a regular file")
+        if info.st_size > MAX_RECORD_BYTES:
+            raise UnreadableRecord(f"{info.st_size} bytes, over the {_limit()} limit for a record")
+        with open(path, "rb") as file:
+            raw = file.read(MAX_RECORD_BYTES + 1)
+    except OSError as exc:
+        raise UnreadableRecord(f"cannot read it: {exc.strerror or exc}") from None
+    if len(raw) > MAX_RECORD_BYTES:
+        raise UnreadableRecord(f"grew past the {_limit()} limit for a record while being read")
+    return raw
+
+
+def parse(raw: bytes) -> object:
+    """The JSON value in ``raw``, refusing text that is not JSON or nests too deeply."""
+    try:
+        value = json.loads(raw.decode("utf-8"))
+    except RecursionError:
+        raise UnreadableRecord(f"nested too deeply (a record nests under {MAX_NESTING} levels)") from None
+    except UnicodeDecodeError as exc:
+        raise UnreadableRecord(f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except json.JSONDecodeError as exc:
+        raise UnreadableRecord(f"not JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
+    if nesting_depth(value) > MAX_NESTING:
+        raise UnreadableRecord(f"nested more than {MAX_NESTING} levels deep")
+    return value
+
+
+def read_record(path: str | os.PathLike, within: Path | None = None) -> tuple[bytes, object]:
+    """The raw bytes and parsed JSON of the record file at ``path``."""
+    raw = read_bytes(Path(path), within)
+    return raw, parse(raw)
+
+
+def nesting_depth(value: object) -> int:
+    """How many arrays and objects deep ``value`` goes, without recursing."""
+    deepest, pending = 0, [(value, 1)]
+    while pending:
+        node, depth = pending.pop()
+        if isinstance(node, dict):
+            node = node.values()
+        elif not isinstance(node, list):
+            continue
+        deepest = max(deepest, depth)
+        pending.extend((child, depth + 1) for child in node)
+    return deepest
+
+
+def load_schema() -> dict:
+    text = (resources.files("conformance.results") / "record.schema.json").read_text()
+    return json.loads(text)
+
+
+@functools.cache
+def _validator() -> jsonschema_rs.Validator:
+    return jsonschema_rs.validator_for(load_schema())
+
+
+def schema_problems(record: object) -> list[str]:
+    """Where ``record`` departs from the record schema, one line per problem."""
+    return [
+        f"{'/'.join(map(str, error.instance_path)) or '<root>'}: {error.message}"
+        for error in sorted(_validator().iter_errors(record), key=lambda e: list(map(str, e.instance_path)))
+    ]
+
+
+def _limit() -> str:
+    return f"{MAX_RECORD_BYTES // 2**20} MiB"
