@@ -1,11 +1,8 @@
 """The published hardware support matrix, generated from result records only.
 
-Imports ``conformance.results`` and nothing of the engine, the suites or torch, so it
-builds on a docs machine without devices: ``build_matrix`` makes the data model,
-``write_site`` renders it as ``index.html``, ``matrix.md`` and ``matrix.json``.
+``build.build_matrix`` makes the data model (``model``) from record files;
+``site.write_site`` renders it as ``index.html``, ``matrix.md`` and ``matrix.json``;
+``check`` reviews records submitted to the repository's ``matrix/records/``. Nothing
+here imports torch, the engine or the suites, so it runs on a machine without
+devices.
 """
-
-from conformance.matrix.build import Built, build_matrix
-from conformance.matrix.site import write_site
-
-__all__ = ["Built", "build_matrix", "write_site"]

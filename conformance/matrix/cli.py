@@ -5,10 +5,6 @@ from __future__ import annotations
 import argparse
 import sys
 
-from conformance.matrix.build import build_matrix
-from conformance.matrix.check import check_submissions
-from conformance.matrix.site import write_site
-
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser(
@@ -34,6 +30,11 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # Imported here: every `conformance` command parses these arguments, and only
+    # these two need Jinja and the schema validator.
+    from conformance.matrix.build import build_matrix
+    from conformance.matrix.site import write_site
+
     if args.matrix_command == "check":
         return _check(args)
     if args.stale_days < 0 or args.window < 1:
@@ -51,6 +52,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
+    from conformance.matrix.check import check_submissions
+
     count, problems = check_submissions(args.folder)
     for problem in problems:
         print(f"conformance matrix check: {problem}", file=sys.stderr)

@@ -50,7 +50,7 @@ def _cell(column: Column, contract: str) -> str:
 
 def render_markdown(matrix: Matrix) -> str:
     lines = ["# Hardware support matrix", "",
-             f"_{escape(matrix.generated.note)}_", "", escape(matrix.stale_rule), ""]
+             f"_{matrix.generated.note}_", "", escape(matrix.stale_rule), ""]
     if matrix.rejected:
         lines += [f"**{len(matrix.rejected)} records rejected:**", ""]
         lines += [f"- {escape(r.path)}: {escape(r.reason)}" for r in matrix.rejected]

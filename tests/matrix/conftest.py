@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from scenario import NOW, OLD_RELEASE, write_scenario
 
-from conformance.matrix import build_matrix
+from conformance.matrix.build import build_matrix
 from conformance.matrix.kits import KnownKits, installed_kit
 
 

@@ -10,6 +10,8 @@ Platform lines (plugin on device) and what each one's records are for:
 - ``old`` on ``Old Board``: a record older than the stale window.
 - ``legacy`` on ``Legacy``: a record of an earlier release (older contract version)
   followed by one of the installed kit: listed, never diffed.
+- ``retro`` on ``Retro``: a recent record of the earlier release only: stale by its
+  contract version.
 """
 
 from __future__ import annotations
@@ -74,6 +76,9 @@ def write_scenario(folder: Path) -> dict[str, Path]:
         started="2026-11-02T00:00:00+00:00", version="0.0.9"))
     paths["legacy-new"] = write_record(folder, "legacy/b.record.json", make_record(
         all_passed(), plugin="legacy", device="Legacy", started="2026-11-21T00:00:00+00:00"))
+    paths["retro"] = write_record(folder, "retro/r.record.json", make_record(
+        all_passed(), plugin="retro", device="Retro", kit=OLD_RELEASE,
+        started="2026-11-24T00:00:00+00:00", version="0.0.9"))
     return paths
 
 

@@ -12,7 +12,7 @@ def test_one_column_per_platform_line_shown_by_its_newest_record(matrix, scenari
     _, paths, built = scenario
     assert [(c.plugin, c.device) for c in matrix.columns] == [
         ("cpu", "Test CPU"), ("gpu", "GPU X"), ("legacy", "Legacy"), ("npu", "NPU-9"),
-        ("old", "Old Board")]
+        ("old", "Old Board"), ("retro", "Retro")]
     cpu = column(matrix, "cpu")
     assert cpu.date == "2026-11-20T08:00:00+00:00"
     assert built.copies[cpu.record] == paths["cpu-20"].read_bytes()
