@@ -1,0 +1,173 @@
+"""The agent hooks under bash, against real processes: what a job leaves behind is
+killed, a clean device is required to start, and pre-exit never fails a job."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+from pathlib import Path
+
+import pytest
+from helpers import REPO
+
+HOOKS = REPO / "ci" / "buildkite" / "hooks"
+JOB = {"BUILDKITE_AGENT_NAME": "box1-npu0", "BUILDKITE_JOB_ID": "job-2"}
+
+
+def alive(pid: int) -> bool:
+    """Running (not gone, not a zombie waiting for a parent that does not reap)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return False
+    return "\nState:\tZ" not in status
+
+
+@pytest.fixture
+def started():
+    """Pids the test started; any still running at the end are killed."""
+    pids: list[int] = []
+    yield pids
+    for pid in pids:
+        if alive(pid):
+            os.kill(pid, signal.SIGKILL)
+
+
+def env(**extra: str) -> dict[str, str]:
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("BUILDKITE", "CONFORMANCE"))}
+    return {**base, **JOB, "CONFORMANCE_KILL_GRACE_SECONDS": "2", **extra}
+
+
+def hook(name: str, environ: dict[str, str], hooks: Path = HOOKS) -> subprocess.CompletedProcess:
+    return subprocess.run(["bash", str(hooks / name)], env=environ, capture_output=True,
+                          text=True, timeout=60)
+
+
+def job(script: str, environ: dict[str, str]) -> subprocess.CompletedProcess:
+    """A job as the agent runs it: the environment hook sourced, then the command."""
+    return subprocess.run(["bash", "-c", f"source {HOOKS}/environment\n{script}"],
+                          env=environ, capture_output=True, text=True, timeout=60)
+
+
+def leave_behind(environ: dict[str, str], started: list[int]) -> list[int]:
+    """Run a job that leaves a background process and one in a new session."""
+    result = job("sleep 600 >/dev/null 2>&1 &\necho $!\n"
+                 "setsid sleep 601 >/dev/null 2>&1 < /dev/null &\necho $!\n", environ)
+    assert result.returncode == 0, result.stderr
+    pids = [int(line) for line in result.stdout.split() if line.isdigit()]
+    started.extend(pids)
+    assert len(pids) == 2 and all(map(alive, pids))
+    return pids
+
+
+def test_pre_exit_kills_a_background_and_a_new_session_process(started):
+    pids = leave_behind(env(), started)
+    result = hook("pre-exit", env())
+    assert result.returncode == 0
+    assert not any(map(alive, pids)), result.stdout
+    assert "stopping leftover processes" in result.stdout
+
+
+def test_pre_exit_kills_a_process_that_ignores_sigterm(started):
+    result = job("bash -c 'trap \"\" TERM; while :; do sleep 0.1; done' >/dev/null 2>&1 &"
+                 "\necho $!", env())
+    pid = int(result.stdout.split()[-1])
+    started.append(pid)
+    result = hook("pre-exit", env())
+    assert result.returncode == 0
+    assert not alive(pid)
+    assert "ignored SIGTERM" in result.stdout
+
+
+def test_pre_exit_leaves_other_jobs_alone(started):
+    other = leave_behind(env(BUILDKITE_AGENT_NAME="box1-npu1", BUILDKITE_JOB_ID="job-9"),
+                         started)
+    assert hook("pre-exit", env()).returncode == 0
+    assert all(map(alive, other))
+
+
+@pytest.mark.parametrize("case", ["idle check fails", "no job id", "library missing"])
+def test_pre_exit_exits_0_when_cleanup_fails(case, tmp_path, started):
+    pids = leave_behind(env(), started)
+    environ, hooks = env(), HOOKS
+    if case == "idle check fails":
+        environ["CONFORMANCE_DEVICE_IDLE_CHECK"] = "echo 'device 0: 300 MiB used'; exit 1"
+    elif case == "no job id":
+        del environ["BUILDKITE_JOB_ID"]
+    else:
+        hooks = tmp_path / "hooks"
+        hooks.mkdir()
+        shutil.copy(HOOKS / "pre-exit", hooks)
+    result = hook("pre-exit", environ, hooks)
+    assert result.returncode == 0, result.stdout + result.stderr
+    if case == "idle check fails":
+        assert "still in use" in result.stdout
+        assert not any(map(alive, pids))
+
+
+def test_environment_sets_the_visibility_variable_from_tags():
+    result = job('echo "$CUDA_VISIBLE_DEVICES|$CONFORMANCE_JOB_MARKER"', env(
+        BUILDKITE_AGENT_META_DATA_DEVICES="2+3",
+        BUILDKITE_AGENT_META_DATA_DEVICE_ENV="CUDA_VISIBLE_DEVICES"))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[-1] == "2,3|box1-npu0:job-2"
+
+
+def test_environment_without_device_tags_sets_only_the_marker():
+    result = job('echo "${CUDA_VISIBLE_DEVICES-unset}|$CONFORMANCE_JOB_MARKER"', env())
+    assert result.stdout.splitlines()[-1] == "unset|box1-npu0:job-2"
+
+
+@pytest.mark.parametrize("tags, complaint", [
+    ({"DEVICES": "0"}, "go together"),
+    ({"DEVICES": "0", "DEVICE_ENV": "X;touch pwned"}, "not a variable name"),
+    ({"DEVICES": "0,1", "DEVICE_ENV": "CUDA_VISIBLE_DEVICES"}, "joined by '+'"),
+    ({"DEVICES": "$(touch pwned)", "DEVICE_ENV": "CUDA_VISIBLE_DEVICES"}, "joined by '+'"),
+])
+def test_environment_refuses_bad_tags(tags, complaint, tmp_path):
+    environ = env(**{f"BUILDKITE_AGENT_META_DATA_{k}": v for k, v in tags.items()})
+    result = subprocess.run(["bash", "-c", f"source {HOOKS}/environment"], env=environ,
+                            cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1
+    assert complaint in result.stderr
+    assert not (tmp_path / "pwned").exists()
+
+
+def test_pre_command_stops_an_earlier_jobs_leftovers_and_device_holders(tmp_path, started):
+    device = tmp_path / "npu0"
+    device.write_text("")
+    earlier = leave_behind(env(BUILDKITE_JOB_ID="job-1"), started)
+    # No marker: found only because it holds the agent's device node.
+    holder = subprocess.Popen(["sleep", "600"], stdin=device.open(), env=env(),
+                              start_new_session=True)
+    started.append(holder.pid)
+    other_agent = leave_behind(env(BUILDKITE_AGENT_NAME="box1-npu1"), started)
+    result = hook("pre-command", env(CONFORMANCE_DEVICE_NODES=str(device)))
+    assert result.returncode == 0, result.stderr
+    holder.wait(timeout=10)
+    assert not any(map(alive, earlier))
+    assert all(map(alive, other_agent))
+
+
+def test_pre_command_refuses_a_job_while_the_devices_hold_memory():
+    result = hook("pre-command", env(CONFORMANCE_DEVICE_IDLE_CHECK="exit 1"))
+    assert result.returncode == 1
+    assert "refusing the job" in result.stderr
+
+
+def test_pre_command_on_a_clean_agent_lets_the_job_start():
+    assert hook("pre-command", env(CONFORMANCE_DEVICE_IDLE_CHECK="exit 0")).returncode == 0
+
+
+@pytest.mark.parametrize("slug, allowed", [("conformance", True), ("acme/conformance", True),
+                                           ("untrusted", False)])
+def test_pre_bootstrap_allows_only_listed_pipelines(slug, allowed, tmp_path):
+    org, _, pipeline = slug.rpartition("/")
+    job_env = tmp_path / "job.env"
+    job_env.write_text(f'BUILDKITE_PIPELINE_SLUG="{pipeline}"\n'
+                       f'BUILDKITE_ORGANIZATION_SLUG="{org or "acme"}"\n')
+    result = hook("pre-bootstrap", env(BUILDKITE_ENV_FILE=str(job_env),
+                                       CONFORMANCE_ALLOWED_PIPELINES="acme/conformance tools"))
+    assert (result.returncode == 0) is allowed, result.stderr
