@@ -23,6 +23,12 @@ from pathlib import Path
 from conformance.ci.names import FleetError, check_name, shown
 
 ERROR_EXIT = 2
+#: Device fields that flags can set (argparse dest = field), and each one's flag.
+FLAGS = {"platform": "--platform", "queue": "--queue", "name": "--name",
+         "suites": "--suite", "device_count": "--device-count",
+         "timeout_in_minutes": "--timeout", "expectations": "--expectations",
+         "shared_device": "--shared-device", "soft_fail": "--soft-fail",
+         "promote_when": "--promote-when"}
 
 
 def _add_device_flags(parser: argparse.ArgumentParser) -> None:
@@ -85,12 +91,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 def _fleet(args: argparse.Namespace):
     from conformance.ci.fleet import device_from_flags, load_fleet
 
-    flags = {"platform": args.platform, "queue": args.queue, "name": args.name,
-             "suites": args.suites, "device_count": args.device_count,
-             "timeout_in_minutes": args.timeout_in_minutes,
-             "expectations": args.expectations, "shared_device": args.shared_device,
-             "soft_fail": args.soft_fail, "promote_when": args.promote_when}
-    given = sorted(f"--{k.replace('_', '-')}" for k, v in flags.items() if v is not None)
+    flags = {field: getattr(args, field) for field in FLAGS}
+    given = sorted(FLAGS[field] for field, value in flags.items() if value is not None)
     if args.collector_queue:
         check_name(args.collector_queue, "--collector-queue")
     if args.fleet:
@@ -109,7 +111,8 @@ def _fleet(args: argparse.Namespace):
         if not equals:
             raise FleetError(f"--tag {shown(tag)} must be KEY=VALUE")
         tags[name] = value
-    return device_from_flags({**flags, "tags": tags or None}, args.collector_queue)
+    return device_from_flags({**flags, "tags": tags or None}, args.collector_queue,
+                             {**FLAGS, "tags": "--tag"})
 
 
 def generate(args: argparse.Namespace) -> int:

@@ -118,22 +118,26 @@ def _suites(value: object, what: str) -> tuple[str, ...]:
     return tuple(check_name(suite, f"{what}: suite", SUITE_PATTERN) for suite in value)
 
 
-def make_device(fields: dict, where: str) -> Device:
+def make_device(fields: dict, where: str, spelling: dict[str, str] | None = None) -> Device:
     """A checked Device from ``fields`` (a fleet file's table or the flags);
-    ``where`` names its origin in error messages."""
+    ``where`` names its origin and ``spelling`` the fields' names there, in errors."""
+    def named(field: str) -> str:
+        return (spelling or {}).get(field, field)
+
     unknown = sorted(set(fields) - set(_FIELDS))
     if unknown:
         raise FleetError(f"{where}: unknown field {unknown[0]!r} "
                          f"(known: {', '.join(_FIELDS)})")
-    for required in ("name", "platform", "queue"):
+    for required in ("platform", "queue", "name"):
         if required not in fields:
-            raise FleetError(f"{where}: missing field {required!r}")
-    name = check_name(fields["name"], f"{where}: name")
+            raise FleetError(f"{where}: missing field {named(required)!r}")
+    platform = check_name(fields["platform"], f"{where}: {named('platform')}")
+    name = check_name(fields["name"], f"{where}: {named('name')}")
     where = f"{where} ({name})"
     checked = {
         "name": name,
-        "platform": check_name(fields["platform"], f"{where}: platform"),
-        "queue": check_name(fields["queue"], f"{where}: queue"),
+        "platform": platform,
+        "queue": check_name(fields["queue"], f"{where}: {named('queue')}"),
     }
     checks = {
         "tags": _tags,
@@ -149,13 +153,15 @@ def make_device(fields: dict, where: str) -> Device:
     }
     for field, check in checks.items():
         if fields.get(field) is not None:
-            checked[field] = check(fields[field], f"{where}: {field}")
+            checked[field] = check(fields[field], f"{where}: {named(field)}")
     device = Device(**checked)
     if device.soft_fail and not device.promote_when:
-        raise FleetError(f"{where}: soft_fail needs promote_when, the rule that makes "
-                         "its failures count (e.g. \"green on 10 consecutive nightly builds\")")
+        raise FleetError(f"{where}: {named('soft_fail')} needs {named('promote_when')}, the "
+                         "rule that makes its failures count (e.g. \"green on 10 consecutive "
+                         "nightly builds\")")
     if device.promote_when and not device.soft_fail:
-        raise FleetError(f"{where}: promote_when is only for a soft_fail device")
+        raise FleetError(f"{where}: {named('promote_when')} is only for a "
+                         f"{named('soft_fail')} device")
     return device
 
 
@@ -205,9 +211,12 @@ def load_fleet(path: str | Path) -> Fleet:
     return make_fleet(devices, collector_queue, where)
 
 
-def device_from_flags(fields: dict, collector_queue: str | None) -> Fleet:
-    """A one-device fleet from command-line flags (unset flags are None)."""
+def device_from_flags(fields: dict, collector_queue: str | None,
+                      spelling: dict[str, str]) -> Fleet:
+    """A one-device fleet from command-line flags (unset flags are None); ``spelling``
+    maps each field to its flag, for error messages."""
     present = {k: v for k, v in fields.items() if v is not None}
-    present.setdefault("name", present.get("platform"))
-    return make_fleet([make_device(present, "command line")], collector_queue,
-                      "command line")
+    if "platform" in present:
+        present.setdefault("name", present["platform"])
+    device = make_device(present, "command line", spelling)
+    return make_fleet([device], collector_queue, "command line")

@@ -20,8 +20,8 @@ NAME_PATTERN = r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}"
 #: lower-case letters, digits and ``_``.
 TAG_NAME_PATTERN = r"[a-z][a-z0-9_]{0,39}"
 #: Agent tag values: no spaces, quotes or commas (the agent splits its tags on commas);
-#: ``*`` matches any value of the tag.
-TAG_VALUE_PATTERN = r"[A-Za-z0-9_.:*+-]{1,100}"
+#: a lone ``*`` matches any value of the tag (Buildkite has no partial wildcards).
+TAG_VALUE_PATTERN = r"\*|[A-Za-z0-9_.:+-]{1,100}"
 #: Suites are Python packages of the kit.
 SUITE_PATTERN = r"[a-z][a-z0-9_]{0,39}"
 
