@@ -7,6 +7,8 @@
   usable here.
 - ``conformance contracts`` prints the mustpass list: every required contract and
   the rule it checks.
+- ``conformance pipeline`` prints the Buildkite pipeline for a fleet of device agents,
+  and holds the commands its jobs run (``conformance/ci/cli.py``).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import sys
 from pathlib import Path
 
 from conformance._version import __version__
+from conformance.ci import cli as pipeline_cli
 
 
 def _default_record_path(platform: str) -> Path:
@@ -122,6 +125,7 @@ def build_parser() -> argparse.ArgumentParser:
     contracts_parser = commands.add_parser(
         "contracts", help="print the required contracts (mustpass) and their rules")
     contracts_parser.add_argument("--suite", help="only this suite's contracts")
+    pipeline_cli.add_parser(commands)
     return parser
 
 
@@ -134,7 +138,8 @@ def main(argv: list[str] | None = None) -> int:
         return run(args, extra)
     if extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
-    return {"verify": verify, "plugins": plugins, "contracts": contracts}[args.command](args)
+    return {"verify": verify, "plugins": plugins, "contracts": contracts,
+            "pipeline": pipeline_cli.run}[args.command](args)
 
 
 if __name__ == "__main__":
