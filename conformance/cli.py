@@ -9,6 +9,9 @@
   the rule it checks.
 - ``conformance pipeline`` prints the Buildkite pipeline for a fleet of device agents,
   and holds the commands its jobs run (``conformance/ci/cli.py``).
+- ``conformance matrix build RECORDS... -o SITE`` writes the support matrix;
+  ``conformance matrix check matrix/records`` reviews submitted records
+  (``conformance/matrix/cli.py``).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from pathlib import Path
 
 from conformance._version import __version__
 from conformance.ci import cli as pipeline_cli
+from conformance.matrix import cli as matrix_cli
 
 
 def _default_record_path(platform: str) -> Path:
@@ -126,6 +130,7 @@ def build_parser() -> argparse.ArgumentParser:
         "contracts", help="print the required contracts (mustpass) and their rules")
     contracts_parser.add_argument("--suite", help="only this suite's contracts")
     pipeline_cli.add_parser(commands)
+    matrix_cli.add_parser(commands)
     return parser
 
 
@@ -139,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
     if extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     return {"verify": verify, "plugins": plugins, "contracts": contracts,
-            "pipeline": pipeline_cli.run}[args.command](args)
+            "pipeline": pipeline_cli.run, "matrix": matrix_cli.run}[args.command](args)
 
 
 if __name__ == "__main__":
