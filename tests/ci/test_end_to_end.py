@@ -9,7 +9,6 @@ and then the collector's, in a fresh checkout that only sees the uploaded artifa
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 
 import pytest

@@ -162,3 +162,13 @@ def test_every_dollar_is_escaped_for_upload(tmp_path):
     for step in _pipeline(tmp_path, SEVERAL)["steps"]:
         for line in step["commands"]:
             assert "$" not in line.replace("$$", "")
+
+
+def test_the_bootstrap_pipeline_is_valid_and_uploads_the_example_fleet():
+    bootstrap = yaml.safe_load((EXAMPLE_FLEET.parent / "pipeline.yml").read_text())
+    assert problems(bootstrap) == []
+    (only,) = bootstrap["steps"]
+    assert only["commands"] == [
+        "set -euo pipefail",
+        "conformance pipeline --fleet ci/buildkite/fleet.toml | buildkite-agent pipeline upload",
+    ]
