@@ -33,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
     # Imported here: every `conformance` command parses these arguments, and only
     # these two need Jinja and the schema validator.
     from conformance.matrix.build import build_matrix
-    from conformance.matrix.site import write_site
+    from conformance.matrix.site import SiteError, write_site
 
     if args.matrix_command == "check":
         return _check(args)
@@ -44,7 +44,11 @@ def run(args: argparse.Namespace) -> int:
     built = build_matrix(args.records, stale_days=args.stale_days, window=args.window)
     for rejection in built.matrix.rejected:
         print(f"conformance matrix: rejected {rejection.path}: {rejection.reason}", file=sys.stderr)
-    site = write_site(built, args.output)
+    try:
+        site = write_site(built, args.output)
+    except SiteError as exc:
+        print(f"conformance matrix build: {exc}", file=sys.stderr)
+        return 2
     rejected = len(built.matrix.rejected)
     print(f"wrote {site}/index.html, matrix.md and matrix.json from {len(built.records)} "
           f"records ({len(built.matrix.columns)} platforms; {rejected} rejected)")

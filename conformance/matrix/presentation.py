@@ -37,4 +37,5 @@ def day(timestamp: str) -> str:
 
 
 def figure(value: float) -> str:
-    return f"{value:,.1f}" if value < 1000 else f"{value:,.0f}"
+    """Three or so significant digits: the runs behind a figure vary more than that."""
+    return f"{value:,.2f}" if value < 10 else f"{value:,.1f}" if value < 1000 else f"{value:,.0f}"

@@ -2,7 +2,8 @@
 
 The site is written into a temporary folder beside the target and swapped in at the
 end, so a failed build leaves the previous site as it was rather than half of a new
-one.
+one. Only an empty folder or a site this command wrote is ever replaced: ``-o`` given
+a wrong folder must not delete it.
 """
 
 from __future__ import annotations
@@ -14,12 +15,16 @@ import tempfile
 from importlib import resources
 from pathlib import Path
 
-from conformance.matrix.build import Built
+from conformance.matrix.build import GENERATOR, Built
 from conformance.matrix.model import Matrix
 from conformance.matrix.render_html import render_pages
 from conformance.matrix.render_markdown import render_markdown
 
 STATIC_FILES = ("matrix.css", "matrix.js")
+
+
+class SiteError(Exception):
+    """The site cannot be written there; the message says why."""
 
 
 def matrix_json(matrix: Matrix) -> str:
@@ -38,8 +43,25 @@ def site_files(built: Built) -> dict[str, str | bytes]:
     return files
 
 
+def _replaceable(target: Path) -> bool:
+    if not target.exists():
+        return True
+    if not target.is_dir() or target.is_symlink():
+        return False
+    if not any(target.iterdir()):
+        return True
+    try:
+        generated = json.loads((target / "matrix.json").read_text(encoding="utf-8"))["generated"]
+        return generated["by"] == GENERATOR
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+
+
 def write_site(built: Built, target: str | Path) -> Path:
     target = Path(target)
+    if not _replaceable(target):
+        raise SiteError(f"refusing to replace {target}: it is neither empty nor a site "
+                        f"that `{GENERATOR}` wrote")
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
     try:

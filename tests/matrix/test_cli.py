@@ -31,6 +31,20 @@ def test_build_writes_the_three_outputs(tmp_path):
     assert json.loads((tmp_path / "site" / "matrix.json").read_text())["generated"]["records"] == 1
 
 
+def test_build_replaces_only_its_own_site_or_an_empty_folder(tmp_path):
+    write_record(tmp_path / "records", "cpu/a.record.json", passing())
+    (tmp_path / "precious").mkdir()
+    (tmp_path / "precious" / "notes.txt").write_text("keep me")
+    done = conformance("matrix", "build", str(tmp_path / "records"), "-o", str(tmp_path / "precious"))
+    assert done.returncode == 2
+    assert done.stderr == (f"conformance matrix build: refusing to replace {tmp_path / 'precious'}: it is "
+                           "neither empty nor a site that `conformance matrix build` wrote\n")
+    assert (tmp_path / "precious" / "notes.txt").read_text() == "keep me"
+    for _ in range(2):  # a site it wrote is replaced
+        done = conformance("matrix", "build", str(tmp_path / "records"), "-o", str(tmp_path / "site"))
+        assert done.returncode == 0, done.stderr
+
+
 def test_building_the_matrix_leaves_torch_unimported(tmp_path):
     write_record(tmp_path / "records", "cpu/a.record.json", passing())
     script = textwrap.dedent(f"""
