@@ -5,7 +5,6 @@ by being skipped."""
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 
 import pytest
