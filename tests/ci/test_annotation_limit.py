@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from helpers import agent_env, conformance
+from ci_helpers import agent_env, conformance
 
 from conformance.ci.agent import ANNOTATION_LIMIT_BYTES, TRUNCATED_NOTE, fit_annotation
 

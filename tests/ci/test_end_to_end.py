@@ -12,7 +12,7 @@ import json
 import subprocess
 
 import pytest
-from helpers import agent_env, pipeline_json, step, upload_interpolation, write_fleet
+from ci_helpers import agent_env, pipeline_json, step, upload_interpolation, write_fleet
 
 from conformance.ci import markdown
 from conformance.results.verify import NOT_CONFORMANT, verify_record

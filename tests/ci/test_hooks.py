@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from helpers import REPO
+from ci_helpers import REPO
 
 HOOKS = REPO / "ci" / "buildkite" / "hooks"
 JOB = {"BUILDKITE_AGENT_NAME": "box1-npu0", "BUILDKITE_JOB_ID": "job-2"}

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 import yaml
-from helpers import EXAMPLE_FLEET, write_fleet
+from ci_helpers import EXAMPLE_FLEET, write_fleet
 
 from conformance.ci.fleet import load_fleet
 from conformance.ci.pipeline import build_pipeline, collector_commands, device_commands

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 import yaml
-from helpers import conformance, upload_interpolation, write_fleet
+from ci_helpers import conformance, upload_interpolation, write_fleet
 
 from conformance.ci import markdown
 from conformance.ci.fleet import load_fleet
@@ -103,7 +103,7 @@ def test_hostile_free_text_reaches_the_commands_literally(value, tmp_path):
 
 @pytest.mark.parametrize("value", HOSTILE + UNPRINTABLE)
 def test_hostile_record_strings_are_inert_in_the_annotation(value, tmp_path):
-    from records import write_record
+    from ci_records import write_record
 
     record = write_record(tmp_path / "r.record.json", plugin=value or "x",
                           device=f"<img src=x onerror=alert(1)> {value}")

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from helpers import agent_env, conformance
-from records import write_record
+from ci_helpers import agent_env, conformance
+from ci_records import write_record
 
 from conformance.ci import markdown
 from conformance.results.verify import load_mustpass

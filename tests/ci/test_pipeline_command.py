@@ -6,7 +6,7 @@ import json
 
 import pytest
 import yaml
-from helpers import EXAMPLE_FLEET, conformance, pipeline_json, write_fleet
+from ci_helpers import EXAMPLE_FLEET, conformance, pipeline_json, write_fleet
 
 from conformance.ci.validate import problems
 
