@@ -22,6 +22,7 @@ look disturbed.
 from __future__ import annotations
 
 import argparse
+import pkgutil
 import statistics
 import time
 
@@ -29,9 +30,8 @@ import torch
 import torch.nn.functional as F
 from tabulate import tabulate
 
-from conformance.reference_engine.attention.backend import AttentionMetadata, AttentionSelectorConfig
-from conformance.reference_engine.platforms import use_platform
-from conformance.reference_engine.platforms.discovery import import_qualname
+from conformance.contract.attention import AttentionMetadata, AttentionSelectorConfig
+from conformance.reference_engine.platforms import resolve_platform
 
 NUM_HEADS, NUM_KV_HEADS, HEAD_SIZE, BLOCK_SIZE = 8, 2, 128, 16
 DECODE_SEQS, DECODE_CONTEXT, PREFILL_TOKENS = 16, 2048, 1024
@@ -104,13 +104,14 @@ def main() -> None:
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
-    with use_platform(args.platform) as platform, torch.inference_mode():
+    platform = resolve_platform(args.platform)
+    with torch.inference_mode():
         device, sync = platform.torch_device(), platform.synchronize
         bandwidth = memory_read_bandwidth(device, args.repeats, sync)
         rows = []
         for dtype in (torch.float32, torch.bfloat16):
             name = str(dtype).removeprefix("torch.")
-            backend = import_qualname(platform.get_attn_backend_cls(
+            backend = pkgutil.resolve_name(platform.get_attn_backend_cls(
                 AttentionSelectorConfig(HEAD_SIZE, dtype, BLOCK_SIZE, "auto", None, None)))
             label = f"{backend.get_name()} (paged)"
             seq_len = args.context + 1

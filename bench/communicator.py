@@ -22,7 +22,7 @@ import torch
 import torch.distributed as dist
 from tabulate import tabulate
 
-from conformance.reference_engine.platforms import set_current_platform
+from conformance.reference_engine.platforms import resolve_platform
 from conformance.suites.ranks import RankPool
 
 OPS = ("all_reduce", "all_gather", "reduce_scatter", "broadcast")
@@ -65,12 +65,10 @@ def _time(call, iterations: int, synchronize) -> list[float]:
     return times
 
 
-def measure(comm, op: str, sizes_bytes: list[int], dtype: torch.dtype, iterations: int):
+def measure(comm, platform, op: str, sizes_bytes: list[int], dtype: torch.dtype, iterations: int):
     """Runs on every rank: per size, the median seconds of the communicator and of
     raw torch.distributed, interleaved so drift hits both alike."""
-    from conformance.reference_engine.platforms import get_current_platform
-
-    synchronize = get_current_platform().synchronize
+    synchronize = platform.synchronize
     rows = []
     for size in sizes_bytes:
         numel = max(comm.world_size, size // dtype.itemsize)
@@ -99,12 +97,12 @@ def main() -> None:
 
     units = {"K": 1 << 10, "M": 1 << 20}
     sizes = [int(s[:-1]) * units[s[-1]] if s[-1] in units else int(s) for s in args.sizes.split(",")]
-    set_current_platform(args.platform)
-    pool = RankPool(args.world_size, timeout=600)
+    platform = resolve_platform(args.platform)
+    pool = RankPool(platform, args.world_size, timeout=600)
     table = []
     try:
         for op in args.ops.split(","):
-            per_rank = pool.run(measure, op, sizes, getattr(torch, args.dtype), args.iterations)
+            per_rank = pool.run(measure, platform, op, sizes, getattr(torch, args.dtype), args.iterations)
             for index, (size, _, _, bus_factor) in enumerate(per_rank[0]):
                 kit = max(rows[index][1] for rows in per_rank)  # the slowest rank
                 raw = max(rows[index][2] for rows in per_rank)

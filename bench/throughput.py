@@ -22,9 +22,11 @@ import torch
 from conformance.reference_engine import LLM, SamplingParams
 from conformance.reference_engine.models.config import get_model_config, to_hf_config
 from conformance.reference_engine.models.loader import random_weights
-from conformance.reference_engine.platforms import current_platform
+from conformance.reference_engine.platforms import resolve_platform
 
 NEW_TOKENS = 128
+#: The engine's default platform, which Hugging Face runs on too.
+PLATFORM = resolve_platform(None)
 
 
 def workloads(vocab_size: int) -> dict[str, list[list[int]]]:
@@ -43,7 +45,7 @@ def hf_model(model: str, dtype: torch.dtype, seed: int):
     hf_config = transformers.LlamaConfig(**to_hf_config(config), pad_token_id=0)
     hf = transformers.LlamaForCausalLM(hf_config)
     hf.load_state_dict(dict(random_weights(config, seed)), strict=not config.tie_word_embeddings)
-    return hf.to(device=current_platform.torch_device(), dtype=dtype).eval()
+    return hf.to(device=PLATFORM.torch_device(), dtype=dtype).eval()
 
 
 def hf_generate(hf, prompts: list[list[int]]) -> int:
@@ -51,7 +53,7 @@ def hf_generate(hf, prompts: list[list[int]]) -> int:
     width = max(map(len, prompts))
     ids = torch.tensor([[0] * (width - len(p)) + p for p in prompts])
     mask = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in prompts])
-    device = current_platform.torch_device()
+    device = PLATFORM.torch_device()
     with torch.inference_mode():
         out = hf.generate(
             input_ids=ids.to(device), attention_mask=mask.to(device), do_sample=False,
@@ -67,10 +69,10 @@ def engine_generate(llm: LLM, prompts: list[list[int]]) -> int:
 
 
 def rate(run, prompts) -> float:
-    current_platform.synchronize()
+    PLATFORM.synchronize()
     start = time.perf_counter()
     tokens = run(prompts)
-    current_platform.synchronize()
+    PLATFORM.synchronize()
     return tokens / (time.perf_counter() - start)
 
 
@@ -95,7 +97,7 @@ def main() -> None:
     args = parser.parse_args()
     torch.manual_seed(0)
     jobs = workloads(get_model_config(args.model).vocab_size)
-    print(f"device: {current_platform.get_device_name()}, torch {torch.__version__}, "
+    print(f"device: {PLATFORM.get_device_name()}, torch {torch.__version__}, "
           f"threads {torch.get_num_threads()}, median of {args.repeats}, "
           f"load average at start {os.getloadavg()[0]:.1f}")
     print(f"{'dtype':9} {'load':4} {'engine tok/s':>12} {'HF tok/s':>9} {'ratio':>6}")
@@ -106,7 +108,7 @@ def main() -> None:
         print(f"engine attention backend: {llm.config.attention_backend.rpartition('.')[2]}")
         for name in args.workloads:
             ours, theirs = median_rates(
-                [lambda p: engine_generate(llm, p), lambda p: hf_generate(hf, p)], jobs[name], args.repeats
+                [lambda p, llm=llm: engine_generate(llm, p), lambda p, hf=hf: hf_generate(hf, p)], jobs[name], args.repeats
             )
             print(f"{dtype:9} ({name})  {ours:12.1f} {theirs:9.1f} {ours / theirs:5.2f}x", flush=True)
         llm.shutdown()

@@ -74,8 +74,7 @@ def verify(args: argparse.Namespace) -> int:
 
 
 def plugins(args: argparse.Namespace) -> int:
-    from conformance.reference_engine.platforms import PlatformPluginError, load_platform
-    from conformance.reference_engine.platforms.discovery import installed_plugins
+    from conformance.contract.discovery import PlatformPluginError, installed_plugins, load_platform
 
     for entry in installed_plugins().values():
         try:

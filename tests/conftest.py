@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from plugins import catalogue
 
 
@@ -44,7 +43,7 @@ def kit_env(plugin_site) -> dict[str, str]:
     """The environment of a child run that sees the test plugins."""
     paths = [str(plugin_site), str(catalogue.PLUGIN_SOURCES), os.environ.get("PYTHONPATH", "")]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in paths if p)}
-    for name in ("CONFORMANCE_PLATFORM", "PYTEST_ADDOPTS", "PYTEST_XDIST_WORKER"):
+    for name in ("PYTEST_ADDOPTS", "PYTEST_XDIST_WORKER"):
         env.pop(name, None)
     return env
 

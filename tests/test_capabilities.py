@@ -7,7 +7,7 @@ import dataclasses
 import pytest
 import torch
 
-from conformance.reference_engine.platforms import PlatformCapabilities
+from conformance.contract.capabilities import PlatformCapabilities
 
 GOOD = PlatformCapabilities(
     dtypes=(torch.float32,), head_sizes=(64,), block_sizes=(16,),

@@ -2,34 +2,18 @@
 
 from __future__ import annotations
 
-import multiprocessing
-
 import pytest
-
-from conformance.reference_engine import platforms
-from conformance.reference_engine.platforms import (
-    PLATFORM_ENV_VAR,
-    PlatformPluginError,
-    get_current_platform,
-    load_platform,
-    set_current_platform,
-)
 from plugins import catalogue
+
+from conformance.contract.discovery import PlatformPluginError, load_platform
 
 
 @pytest.fixture
 def installed(monkeypatch, plugin_site):
-    """The test plugins visible to this process, and the platform selection
-    restored afterwards."""
+    """The test plugins visible to this process."""
     monkeypatch.syspath_prepend(str(catalogue.PLUGIN_SOURCES))
     monkeypatch.syspath_prepend(str(plugin_site))
-    monkeypatch.delenv(PLATFORM_ENV_VAR, raising=False)
-    monkeypatch.setattr(platforms, "_selected", None)
     return plugin_site
-
-
-def _platform_of_spawned_process() -> str:
-    return get_current_platform().__qualname__
 
 
 def test_third_party_plugin_resolves(installed):
@@ -71,15 +55,6 @@ def test_name_claimed_by_two_distributions_is_refused(installed, tmp_path, monke
     assert "kit_test_plugins 1.0" in str(error.value)
     assert "other_vendor_plugin 2.0" in str(error.value)
     assert load_platform("cpu").__qualname__ == "CpuPlatform"
-
-
-def test_current_platform_is_inherited_by_spawned_processes(installed):
-    """The platform selected in a process is the current platform of the processes
-    it spawns."""
-    set_current_platform("good_cpu")
-    context = multiprocessing.get_context("spawn")
-    with context.Pool(1) as pool:
-        assert pool.apply(_platform_of_spawned_process) == "GoodPlatform"
 
 
 @pytest.mark.parametrize("name", ["raising", "nosuch"])

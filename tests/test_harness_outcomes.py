@@ -6,11 +6,11 @@ from __future__ import annotations
 import textwrap
 
 import pytest
+from plugins import catalogue
 
 from conformance.results import verify_record
 from conformance.results.verify import NOT_CONFORMANT
 from conformance.suites.registry import contracts
-from plugins import catalogue
 
 LINK = "https://example.invalid/vendor/plugin/issues/12"
 

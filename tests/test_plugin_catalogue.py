@@ -9,9 +9,9 @@ import uuid
 from pathlib import Path
 
 import pytest
+from plugins import catalogue
 
 from conformance.results.outcomes import FAILING
-from plugins import catalogue
 
 #: Long enough for any correct collective on a loaded 2-core machine, short enough
 #: that the hanging communicator's two hangs stay cheap.

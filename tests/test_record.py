@@ -12,11 +12,10 @@ import time
 import jsonschema
 import pytest
 
-from conformance.reference_engine.platforms import load_platform
-from conformance.reference_engine.platforms.discovery import find_plugin
+from conformance.contract.discovery import find_plugin, load_platform
+from conformance.pytest_plugin.provenance import collect_provenance
 from conformance.results import verify_record
-from conformance.results.provenance import collect_provenance
-from conformance.results.record import RecordWriter, RecordedTest
+from conformance.results.record import RecordedTest, RecordWriter
 from conformance.results.verify import (
     CONFORMANT,
     INCOMPLETE,

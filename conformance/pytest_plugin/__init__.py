@@ -98,10 +98,9 @@ def pytest_configure(config: pytest.Config) -> None:
                 flag = "--" + option.replace("_", "-")
                 raise pytest.UsageError(f"{flag} needs --platform=NAME")
         return
+    from conformance.contract.discovery import PlatformPluginError, find_plugin
     from conformance.pytest_plugin import collection, fixtures, reporting, verdicts, watchdog
     from conformance.pytest_plugin.expectations import ExpectationsError, load_expectations
-    from conformance.reference_engine.platforms import PlatformPluginError
-    from conformance.reference_engine.platforms.discovery import find_plugin
 
     name = config.option.platform
     try:

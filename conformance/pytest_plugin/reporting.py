@@ -9,11 +9,12 @@ import os
 import pytest
 
 from conformance._version import __version__
+from conformance.contract.discovery import PluginEntry
+from conformance.contract.version import CONTRACT_VERSION
+from conformance.pytest_plugin.fixtures import platform_under_test
+from conformance.pytest_plugin.provenance import collect_provenance, describe_device
 from conformance.pytest_plugin.verdicts import Verdicts, contract_property, tagged_outcome
-from conformance.reference_engine.platforms import CONTRACT_VERSION, get_current_platform
-from conformance.reference_engine.platforms.discovery import PluginEntry
 from conformance.results import outcomes
-from conformance.results.provenance import collect_provenance, describe_device
 from conformance.results.record import RecordedTest, RecordWriter
 
 #: Set by ``conformance run`` so the record shows the command the user typed.
@@ -72,7 +73,7 @@ class TerminalReporting:
         self.entry = entry
 
     def pytest_report_header(self, config: pytest.Config) -> list[str]:
-        platform = get_current_platform()
+        platform = platform_under_test(config)
         device = describe_device(platform)
         return [
             f"conformance kit {__version__}, contract {CONTRACT_VERSION}",
@@ -107,7 +108,7 @@ class RunOutcomes:
         if config.option.conformance_record:
             command_line = os.environ.get(COMMAND_LINE_ENV_VAR)
             provenance = collect_provenance(
-                entry, get_current_platform(),
+                entry, platform_under_test(config),
                 json.loads(command_line) if command_line
                 else ["pytest", *config.invocation_params.args],
             )

@@ -59,7 +59,8 @@ class Verdicts:
         if call.excinfo is not None:
             for exception, outcome in _OUTCOME_EXCEPTIONS:
                 if call.excinfo.errisinstance(exception):
-                    report.user_properties.append((OUTCOME_PROPERTY, outcome))
+                    # A plain string: reports cross to the xdist controller by execnet.
+                    report.user_properties.append((OUTCOME_PROPERTY, outcome.value))
         if report.when != "teardown" or report.failed:
             self._apply_waiver(report, contract_property(report), passing_call=report.when == "call")
         return report

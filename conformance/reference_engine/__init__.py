@@ -1,25 +1,27 @@
-"""The reference engine: a small vLLM-shaped engine, the plugin-facing interfaces and
-the built-in platforms. It never imports the suites, the harness or the matrix."""
+"""The reference engine: a small vLLM-shaped engine on the plugin contract, with the
+built-in platforms and their kernels. It imports only the contract below it; the
+suites, the harness and the matrix import it, never the other way round (checked by
+import-linter)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from conformance.contract.sampling_params import SamplingParams
     from conformance.reference_engine.llm import LLM
-    from conformance.reference_engine.sampling_params import SamplingParams
 
 __all__ = ["LLM", "SamplingParams"]
 
 
 def __getattr__(name: str):
-    # Lazy, so importing the interfaces does not build the engine's import graph.
+    # Lazy, so that importing one engine module does not build the whole engine.
     if name == "LLM":
         from conformance.reference_engine.llm import LLM
 
         return LLM
     if name == "SamplingParams":
-        from conformance.reference_engine.sampling_params import SamplingParams
+        from conformance.contract.sampling_params import SamplingParams
 
         return SamplingParams
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

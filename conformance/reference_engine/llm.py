@@ -3,21 +3,21 @@
 from __future__ import annotations
 
 import itertools
+import pkgutil
 import sys
 import time
 import weakref
 
 import torch
 
-from conformance.reference_engine.attention.backend import AttentionSelectorConfig
-from conformance.reference_engine.config import EngineConfig
+from conformance.contract.attention import AttentionSelectorConfig
+from conformance.contract.config import EngineConfig
+from conformance.contract.sampling_params import SamplingParams
 from conformance.reference_engine.engine.llm_engine import LLMEngine
 from conformance.reference_engine.engine.sequence import Sequence
 from conformance.reference_engine.models.config import get_model_config
 from conformance.reference_engine.outputs import CompletionOutput, Logprob, RequestOutput
-from conformance.reference_engine.platform_selection import PlatformSpec, select_platform
-from conformance.reference_engine.platforms.discovery import import_qualname
-from conformance.reference_engine.sampling_params import SamplingParams
+from conformance.reference_engine.platforms import PlatformSpec, resolve_platform
 from conformance.reference_engine.tokenizer import get_tokenizer
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
@@ -28,8 +28,10 @@ class LLM:
     """A model on a platform, ready to ``generate``.
 
     ``model`` is a preset name (``tiny``, ``small``) or a Hugging Face folder.
-    ``platform`` is None (``current_platform``), a plugin name or a ``Platform``
-    subclass. ``num_kv_blocks`` fixes the KV-cache size (default: from memory).
+    ``platform`` is a plugin name or a ``Platform`` subclass (None: the first usable
+    built-in one); it is resolved once and handed down in the config, so engines on
+    different platforms can share a process. ``num_kv_blocks`` fixes the KV-cache
+    size (default: from memory).
     """
 
     def __init__(
@@ -75,14 +77,15 @@ class LLM:
             seed=seed,
             num_kv_blocks=num_kv_blocks,
             distributed_executor_backend=distributed_executor_backend,
+            platform=resolve_platform(platform),
         )
-        self.platform = select_platform(platform)
+        self.platform = config.platform
         self.platform.check_and_update_config(config)
         config.attention_backend = self._attention_backend(config, model_config.head_size)
         self.config = config
         eos = frozenset(model_config.eos_token_ids)
         self.tokenizer = get_tokenizer(model_config.folder, model_config.vocab_size, eos)
-        self.llm_engine = LLMEngine(config, model_config, platform, self.tokenizer.eos_token_ids)
+        self.llm_engine = LLMEngine(config, model_config, self.tokenizer.eos_token_ids)
         # A finalizer, not __del__: it also runs at interpreter exit, before
         # multiprocessing reaps the worker processes it would talk to.
         self._finalizer = weakref.finalize(self, self.llm_engine.shutdown)
@@ -94,7 +97,7 @@ class LLM:
             kv_cache_dtype=config.kv_cache_dtype,
         )
         name = self.platform.get_attn_backend_cls(selector)
-        reasons = import_qualname(name).validate_configuration(selector)
+        reasons = pkgutil.resolve_name(name).validate_configuration(selector)
         if reasons:
             raise ValueError(f"attention backend {name} refuses this model: {'; '.join(reasons)}")
         return name

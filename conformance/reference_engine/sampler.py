@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import torch
 
-from conformance.reference_engine.engine.step import ScheduledRequest
+from conformance.contract.worker import ScheduledRequest
 
 
 class Sampler:

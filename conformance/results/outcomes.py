@@ -2,20 +2,35 @@
 
 from __future__ import annotations
 
+import enum
 from collections import Counter
 from collections.abc import Iterable
 
-PASSED = "passed"
-FAILED = "failed"
-ERROR = "error"
-CRASHED = "crashed"
-TIMED_OUT = "timed_out"
-NOT_SUPPORTED = "not_supported"
-WAIVED = "waived"
-SKIPPED = "skipped"
+
+class Outcome(str, enum.Enum):
+    """How a test, or a contract, ended. Members are strings, so they compare equal
+    to, and are written to records as, their values."""
+
+    PASSED = "passed"
+    FAILED = "failed"
+    ERROR = "error"
+    CRASHED = "crashed"
+    TIMED_OUT = "timed_out"
+    NOT_SUPPORTED = "not_supported"
+    WAIVED = "waived"
+    SKIPPED = "skipped"
+
+    def __str__(self) -> str:
+        return self.value
+
+    def __format__(self, spec: str) -> str:
+        return format(self.value, spec)
+
+
+PASSED, FAILED, ERROR, CRASHED, TIMED_OUT, NOT_SUPPORTED, WAIVED, SKIPPED = Outcome
 
 #: Every outcome a test can have, in the order summaries print them.
-OUTCOMES = (PASSED, FAILED, ERROR, CRASHED, TIMED_OUT, NOT_SUPPORTED, WAIVED, SKIPPED)
+OUTCOMES = tuple(Outcome)
 
 #: Outcomes that mean the plugin broke a rule (or the kit could not tell).
 FAILING = (CRASHED, TIMED_OUT, FAILED, ERROR)
@@ -43,7 +58,7 @@ def roll_up(outcomes: Iterable[str]) -> str:
 def count(outcomes: Iterable[str]) -> dict[str, int]:
     """Outcome counts in ``OUTCOMES`` order, zeros left out."""
     counts = Counter(outcomes)
-    return {outcome: counts[outcome] for outcome in OUTCOMES if counts[outcome]}
+    return {outcome.value: counts[outcome] for outcome in OUTCOMES if counts[outcome]}
 
 
 class TimedOut(Exception):

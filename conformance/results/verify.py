@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import dataclasses
+import enum
 import json
 from collections import Counter
 from importlib import resources
@@ -21,17 +22,27 @@ from pathlib import Path
 
 import jsonschema
 
-from conformance.reference_engine.platforms import CONTRACT_VERSION
+from conformance.contract.version import CONTRACT_VERSION
 from conformance.results import outcomes
 from conformance.results.provenance import suite_hash
 from conformance.results.record import roll_up_contracts
 
-CONFORMANT, NOT_CONFORMANT, INVALID, INCOMPLETE = 0, 1, 2, 3
+
+class Status(enum.IntEnum):
+    """A verdict, as the exit status of ``conformance verify``."""
+
+    CONFORMANT = 0
+    NOT_CONFORMANT = 1
+    INVALID = 2
+    INCOMPLETE = 3
+
+
+CONFORMANT, NOT_CONFORMANT, INVALID, INCOMPLETE = Status
 
 
 @dataclasses.dataclass(frozen=True)
 class Verdict:
-    exit_code: int
+    exit_code: Status
     line: str
     problems: tuple[str, ...] = ()
 

@@ -81,7 +81,7 @@ def contract_of_nodeid(nodeid: str) -> str | None:
 def mustpass() -> dict:
     """The mustpass list of this kit release, as shipped in ``results/mustpass.json``."""
     from conformance._version import __version__
-    from conformance.reference_engine.platforms import CONTRACT_VERSION
+    from conformance.contract.version import CONTRACT_VERSION
 
     return {"kit_version": __version__, "contract_version": CONTRACT_VERSION,
             "contracts": contracts()}

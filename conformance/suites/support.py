@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.reference_engine.platforms import Platform
+from conformance.contract.platform import Platform
 from conformance.results.outcomes import NOT_SUPPORTED_PREFIX
 
 

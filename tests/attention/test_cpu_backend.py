@@ -8,8 +8,8 @@ import dataclasses
 
 import pytest
 import torch
-
 from attention.conftest import requires_gpu
+
 from conformance.reference_engine import LLM, SamplingParams
 from conformance.reference_engine.attention import cpu_attn
 from conformance.reference_engine.attention.cpu_attn import CpuAttentionBackend, CpuAttentionImpl

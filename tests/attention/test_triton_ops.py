@@ -5,9 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 import torch.nn.functional as F
-
 from attention.conftest import requires_gpu
-from conformance.reference_engine.platforms import use_platform
 
 DTYPES = [torch.float32, torch.bfloat16, torch.float16]
 TOL = {torch.float32: 1e-5, torch.bfloat16: 2e-2, torch.float16: 2e-3}
@@ -34,8 +32,7 @@ def check_ops(device, dtype):
     torch.testing.assert_close(fused_residual, x + residual, **tol)
     torch.testing.assert_close(out, _torch_rms_norm(x + residual, weight, 1e-6), **tol)
 
-    with use_platform("cpu"):  # the torch layer, whatever platform this machine has
-        rope = RotaryEmbedding(32, 64, 10000.0).to(device)
+    rope = RotaryEmbedding(32, 64, 10000.0).to(device)  # no kernel: the torch layer
     positions = torch.tensor([0, 5, 63, 7], device=device)
     q = torch.randn(4, 3, 32, generator=gen).to(device, dtype)
     torch.testing.assert_close(elementwise.rotary_embedding(positions, q, rope.cos, rope.sin),
@@ -47,8 +44,9 @@ def check_ops(device, dtype):
 
 
 def check_engine_interpreted():
-    from conformance.reference_engine import LLM, SamplingParams
     from kit_test_plugins.attention import TritonOpsInterpretedPlatform
+
+    from conformance.reference_engine import LLM, SamplingParams
 
     prompts = [{"prompt_token_ids": [5, 17, 300, 42, 9]}, {"prompt_token_ids": [7] * 20}]
     params = SamplingParams(max_tokens=4, temperature=0.0, ignore_eos=True)

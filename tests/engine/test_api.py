@@ -6,10 +6,13 @@ import pathlib
 import re
 
 import pytest
+import torch.nn.functional as F
 
 import conformance.reference_engine as reference_engine
 from conformance.reference_engine import SamplingParams
-from conformance.reference_engine.platforms import get_current_platform, use_platform
+from conformance.reference_engine.attention.cpu_attn import CpuAttentionImpl
+from conformance.reference_engine.attention.oracle import OracleAttentionImpl
+from conformance.reference_engine.kernels.cpu import ops as cpu_ops
 from conformance.reference_engine.platforms.cpu import CpuPlatform
 from conformance.reference_engine.tokenizer import ByteTokenizer
 
@@ -40,7 +43,7 @@ def test_byte_tokenizer_round_trip():
 
 
 def test_no_device_literals_outside_platforms():
-    """Rule: engine code reaches devices only through current_platform: no
+    """Rule: engine code reaches devices only through the platform it is handed: no
     torch.cuda and no "cpu"/"cuda" literals outside platforms/."""
     root = pathlib.Path(reference_engine.__file__).parent
     pattern = re.compile(r"torch\.cuda|[\"'](cpu|cuda)(:\d+)?[\"']")
@@ -76,14 +79,7 @@ class RecordingPlatform(CpuPlatform):
         return super().get_worker_cls()
 
 
-@pytest.fixture
-def restore_platform():
-    """The platform selection (and its environment variable) as it was before."""
-    with use_platform(get_current_platform()):
-        yield
-
-
-def test_platform_hooks_in_order(make_llm, restore_platform):
+def test_platform_hooks_in_order(make_llm):
     """Rule: LLM(platform=cls) lets the platform check and adjust the config before
     anything is built, then resolves the attention backend (with the adjusted
     config) and the worker class through it."""
@@ -96,18 +92,57 @@ def test_platform_hooks_in_order(make_llm, restore_platform):
     assert llm.generate("x", GREEDY)[0].outputs[0].token_ids  # and it runs
 
 
-def test_platform_class_reaches_spawned_workers(make_llm, restore_platform):
+def test_platform_class_reaches_spawned_workers(make_llm):
     """Rule: with the one-process-per-rank executor, a Platform class given to LLM is
-    the current platform in the worker process too."""
+    the platform of the worker in the spawned process too."""
     llm = make_llm(platform=RecordingPlatform, distributed_executor_backend="mp")
     assert llm.llm_engine.executor.collective_rpc(_platform_name) == ["RecordingPlatform"]
 
 
 def _platform_name(worker) -> str:
-    return get_current_platform().__name__
+    return worker.config.platform.__name__
 
 
-def test_platform_by_name(make_llm, restore_platform):
+class OraclePlatform(CpuPlatform):
+    """The cpu platform on the float64 oracle's attention and torch's own linear."""
+
+    custom_ops_module = None
+
+    @classmethod
+    def get_attn_backend_cls(cls, config):
+        cls.refuse_undeclared_attention(config)
+        return "conformance.reference_engine.attention.oracle.OracleAttentionBackend"
+
+
+def _kernels(worker) -> tuple[set[type], set]:
+    """The attention implementations and linear functions of a worker's model."""
+    model = worker.model_runner.model
+    impls = {layer.impl.__class__ for layer in model.attention_layers()}
+    linears = {module.linear for module in model.modules() if hasattr(module, "linear")}
+    return impls, linears
+
+
+def test_two_engines_on_two_platforms_in_one_process(make_llm):
+    """Rule: the platform is passed, not set: LLMs on two platforms in one process
+    each run their own platform's attention backend and linear kernels (in this
+    process and in a spawned rank), whichever was built last, and each generates."""
+    settings = dict(dtype="bfloat16", num_kv_blocks=64)
+    on_cpu = make_llm(platform="cpu", **settings)
+    on_oracle_rank = make_llm(platform=OraclePlatform, distributed_executor_backend="mp", **settings)
+    on_oracle = make_llm(platform=OraclePlatform, **settings)
+    assert on_cpu.llm_engine.executor.collective_rpc(_kernels) == [
+        ({CpuAttentionImpl}, {cpu_ops.linear})]
+    assert on_oracle_rank.llm_engine.executor.collective_rpc(_kernels) == [
+        ({OracleAttentionImpl}, {F.linear})]
+    assert on_oracle.llm_engine.executor.collective_rpc(_kernels) == [
+        ({OracleAttentionImpl}, {F.linear})]
+    outputs = [llm.generate("two platforms", GREEDY)[0].outputs[0].token_ids
+               for llm in (on_cpu, on_oracle_rank, on_oracle)]
+    assert all(len(tokens) == GREEDY.max_tokens for tokens in outputs)
+    assert outputs[1] == outputs[2]  # the same platform in and out of process
+
+
+def test_platform_by_name(make_llm):
     """Rule: a plugin name selects that platform."""
     assert make_llm(platform="cpu").platform is CpuPlatform
 

@@ -8,7 +8,6 @@ import json
 import pytest
 
 from conformance.reference_engine import LLM, SamplingParams
-from conformance.reference_engine.platforms import use_platform
 from conformance.reference_engine.platforms.cpu import CpuPlatform
 
 GREEDY = SamplingParams(temperature=0, max_tokens=8, ignore_eos=True)
@@ -89,7 +88,8 @@ def test_bad_request_in_a_batch(tiny_llm):
         ({"prompt_token_ids": [1, 99999]}, GREEDY, "vocabulary"),
         ({"prompt_token_ids": []}, GREEDY, "empty"),
     ]:
-        message = one_line_value_error(lambda: tiny_llm.generate(GOOD + [bad], [GREEDY, GREEDY, params]), named)
+        message = one_line_value_error(
+            lambda bad=bad, params=params: tiny_llm.generate(GOOD + [bad], [GREEDY, GREEDY, params]), named)
         assert message.startswith("prompt 2:")
         assert not tiny_llm.llm_engine.has_unfinished_requests()
     assert [o.outputs[0].token_ids for o in tiny_llm.generate(GOOD, GREEDY)] == before
@@ -140,7 +140,7 @@ class SingleRankPlatform(CpuPlatform):
 def test_tensor_parallel_beyond_the_declared_world(make_llm):
     """Rule: a tensor-parallel size above the platform's declared max world size is
     refused before any rank starts, naming the limit."""
-    with use_platform(SingleRankPlatform):  # restores the selection afterwards
-        one_line_value_error(
-            lambda: make_llm(tensor_parallel_size=2), "tensor_parallel_size 2", "max world size 1"
-        )
+    one_line_value_error(
+        lambda: make_llm(platform=SingleRankPlatform, tensor_parallel_size=2),
+        "tensor_parallel_size 2", "max world size 1",
+    )

@@ -8,8 +8,8 @@ import os
 import pytest
 import torch
 
+from conformance.contract.worker import ScheduledRequest, SchedulerOutput
 from conformance.reference_engine import LLM, SamplingParams
-from conformance.reference_engine.engine.step import ScheduledRequest, SchedulerOutput
 from conformance.reference_engine.models.config import PRESETS, to_hf_config
 from conformance.reference_engine.models.loader import random_weights
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from conformance.reference_engine.attention.backend import AttentionMetadata, AttentionSelectorConfig
+from conformance.contract.attention import AttentionMetadata, AttentionSelectorConfig
 from conformance.reference_engine.attention.oracle import OracleAttentionBackend, OracleAttentionImpl
 
 BLOCK = 4
@@ -45,7 +45,9 @@ def run_batch(impl, requests, num_blocks=32):
         loc = torch.tensor([0] + lens).cumsum(0).int()
         rows = [(r, p) for r, (s, e) in enumerate(spans) for p in range(s, e)]
         slots = [tables[r][p // BLOCK] * BLOCK + p % BLOCK for r, p in rows] + [-1]  # one pad row
-        pick = lambda x: torch.stack([requests[r][x][p] for r, p in rows] + [requests[0][x][0]])
+        def pick(x, rows=rows):
+            return torch.stack([requests[r][x][p] for r, p in rows] + [requests[0][x][0]])
+
         q, k, v = pick(0), pick(1), pick(2)
         meta = AttentionMetadata(loc, torch.tensor([e for _, e in spans], dtype=torch.int32), block_table,
                                  torch.tensor(slots), max(lens), max(e for _, e in spans), len(rows))

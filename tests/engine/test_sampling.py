@@ -6,9 +6,9 @@ import math
 
 import torch
 
+from conformance.contract.worker import ScheduledRequest
 from conformance.reference_engine import SamplingParams
-from conformance.reference_engine.engine.step import ScheduledRequest
-from conformance.reference_engine.platforms import current_platform
+from conformance.reference_engine.platforms import resolve_platform
 from conformance.reference_engine.sampler import Sampler
 
 PROMPT = {"prompt_token_ids": [1, 40, 41, 42, 43, 44]}
@@ -45,7 +45,7 @@ def test_temperature_zero_and_top_k_one_are_greedy(tiny_llm):
 def test_top_k_and_top_p_keep_only_their_sets():
     """Rule: top-k samples only among the k most likely tokens; top-p only within the
     smallest set whose probability reaches p."""
-    sampler = Sampler(current_platform.torch_device(), seed=0)
+    sampler = Sampler(resolve_platform(None).torch_device(), seed=0)
     logits = torch.tensor([[4.0, 3.0, 2.0, 1.0, 0.0, -1.0]], device=sampler.device).repeat(400, 1)
     k_params = SamplingParams(temperature=3.0, top_k=2)
     tokens, _ = sampler(logits, [request(k_params)] * 400)
@@ -58,7 +58,7 @@ def test_top_k_and_top_p_keep_only_their_sets():
 
 def test_temperature_sampling_follows_the_distribution():
     """Rule: unfiltered sampling draws tokens with the softmax(logits / T) frequencies."""
-    sampler = Sampler(current_platform.torch_device(), seed=0)
+    sampler = Sampler(resolve_platform(None).torch_device(), seed=0)
     logits = torch.tensor([[1.0, 0.0, -1.0]], device=sampler.device).repeat(4000, 1)
     tokens, _ = sampler(logits, [request(SamplingParams(temperature=2.0))] * 4000)
     expected = (logits[0] / 2.0).softmax(-1).cpu()

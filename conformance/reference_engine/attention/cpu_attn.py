@@ -33,7 +33,7 @@ import ctypes
 import torch
 import torch.nn.functional as F
 
-from conformance.reference_engine.attention.backend import (
+from conformance.contract.attention import (
     AttentionBackend,
     AttentionImpl,
     AttentionMetadata,

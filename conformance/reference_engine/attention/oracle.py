@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import torch
 
-from conformance.reference_engine.attention.backend import (
+from conformance.contract.attention import (
     AttentionBackend,
     AttentionImpl,
     AttentionMetadata,

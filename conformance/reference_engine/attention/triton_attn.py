@@ -9,7 +9,7 @@ layer is built, not when this module is.
 
 from __future__ import annotations
 
-from conformance.reference_engine.attention.backend import AttentionImpl, AttentionMetadata
+from conformance.contract.attention import AttentionImpl, AttentionMetadata
 from conformance.reference_engine.attention.cpu_attn import CpuAttentionBackend, CpuAttentionImpl
 
 

@@ -1,8 +1,8 @@
 """``BlockManager``: which KV-cache blocks each sequence holds.
 
-A block is a fixed run of ``block_size`` token slots in every layer's cache. Blocks
-are reference-counted so that one block can back several sequences (a shared prompt
-prefix): a block returns to the free list only when its last holder frees it.
+A block is a fixed run of ``block_size`` token slots in every layer's cache. Each
+block belongs to at most one sequence (the engine has no prefix caching) and returns
+to the free list when that sequence is freed.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ class BlockManager:
     def __init__(self, num_blocks: int, block_size: int) -> None:
         self.num_blocks = num_blocks
         self.block_size = block_size
-        self.ref_counts = [0] * num_blocks
         self.free_blocks: deque[int] = deque(range(num_blocks))
 
     @property
@@ -35,21 +34,9 @@ class BlockManager:
         """Give ``seq`` the blocks for ``num_new_tokens`` more tokens (call
         ``can_append`` first)."""
         for _ in range(self.blocks_needed(seq, num_new_tokens)):
-            block = self.free_blocks.popleft()
-            self.ref_counts[block] = 1
-            seq.block_table.append(block)
-
-    def share(self, source: Sequence, seq: Sequence, num_blocks: int) -> None:
-        """Let ``seq`` start with ``source``'s first ``num_blocks`` blocks (one more
-        reference each). Only full blocks may be shared: nobody writes to them again."""
-        for block in source.block_table[:num_blocks]:
-            self.ref_counts[block] += 1
-            seq.block_table.append(block)
+            seq.block_table.append(self.free_blocks.popleft())
 
     def free(self, seq: Sequence) -> None:
-        """Drop ``seq``'s references; blocks nobody references become free."""
-        for block in reversed(seq.block_table):
-            self.ref_counts[block] -= 1
-            if self.ref_counts[block] == 0:
-                self.free_blocks.append(block)
+        """Return every block of ``seq`` to the free list."""
+        self.free_blocks.extend(reversed(seq.block_table))
         seq.block_table = []

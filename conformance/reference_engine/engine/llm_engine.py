@@ -3,21 +3,20 @@
 from __future__ import annotations
 
 import math
+import pkgutil
 
-from conformance.reference_engine.config import EngineConfig
+from conformance.contract.config import EngineConfig
+from conformance.contract.sampling_params import SamplingParams
 from conformance.reference_engine.engine.block_manager import BlockManager
 from conformance.reference_engine.engine.scheduler import Scheduler
 from conformance.reference_engine.engine.sequence import Sequence
 from conformance.reference_engine.executor import MultiprocExecutor, UniProcExecutor
 from conformance.reference_engine.models.config import ModelConfig
-from conformance.reference_engine.platform_selection import PlatformSpec
-from conformance.reference_engine.platforms.discovery import import_qualname
-from conformance.reference_engine.sampling_params import SamplingParams
 from conformance.reference_engine.worker.model_runner import kv_cache_block_bytes
 
 
 class LLMEngine:
-    def __init__(self, config: EngineConfig, model_config: ModelConfig, platform: PlatformSpec,
+    def __init__(self, config: EngineConfig, model_config: ModelConfig,
                  eos_token_ids: frozenset[int]) -> None:
         self.config = config
         self.model_config = model_config
@@ -26,7 +25,7 @@ class LLMEngine:
             raise ValueError(f"distributed_executor_backend must be 'uni' or 'mp', got {backend!r}")
         if backend == "uni" and config.tensor_parallel_size > 1:
             raise ValueError("the in-process executor runs one rank; use 'mp' for tensor_parallel_size > 1")
-        self.executor = (MultiprocExecutor if backend == "mp" else UniProcExecutor)(config, platform)
+        self.executor = (MultiprocExecutor if backend == "mp" else UniProcExecutor)(config)
         try:
             num_blocks = self._num_kv_blocks()
             self.executor.collective_rpc("initialize_cache", (num_blocks,))
@@ -50,7 +49,7 @@ class LLMEngine:
             num_blocks = config.num_kv_blocks
         else:
             available = min(self.executor.collective_rpc("determine_available_memory"))
-            block_bytes = kv_cache_block_bytes(config, self.model_config, import_qualname(config.attention_backend))
+            block_bytes = kv_cache_block_bytes(config, self.model_config, pkgutil.resolve_name(config.attention_backend))
             num_blocks = min(available // block_bytes, config.max_num_seqs * per_seq)
         if num_blocks < per_seq:
             raise ValueError(

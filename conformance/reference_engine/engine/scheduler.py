@@ -13,13 +13,13 @@ from __future__ import annotations
 
 from collections import deque
 
-from conformance.reference_engine.engine.block_manager import BlockManager
-from conformance.reference_engine.engine.sequence import Sequence, SequenceStatus
-from conformance.reference_engine.engine.step import (
+from conformance.contract.worker import (
     ModelRunnerOutput,
     ScheduledRequest,
     SchedulerOutput,
 )
+from conformance.reference_engine.engine.block_manager import BlockManager
+from conformance.reference_engine.engine.sequence import Sequence, SequenceStatus
 
 
 class Scheduler:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import enum
 
-from conformance.reference_engine.sampling_params import SamplingParams
+from conformance.contract.sampling_params import SamplingParams
 
 
 class SequenceStatus(enum.Enum):
@@ -44,7 +44,3 @@ class Sequence:
     @property
     def num_output_tokens(self) -> int:
         return self.num_tokens - self.num_prompt_tokens
-
-    @property
-    def is_finished(self) -> bool:
-        return self.status is SequenceStatus.FINISHED

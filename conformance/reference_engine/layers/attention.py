@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from conformance.reference_engine.attention.backend import AttentionBackend, AttentionMetadata
+from conformance.contract.attention import AttentionBackend, AttentionMetadata
 
 
 class Attention(nn.Module):

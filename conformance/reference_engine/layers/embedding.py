@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from conformance.reference_engine.layers.parallel import TensorParallel
-from conformance.reference_engine.layers.platform_ops import platform_op
 
 
 class VocabParallelEmbedding(nn.Module):
@@ -37,9 +38,11 @@ class VocabParallelEmbedding(nn.Module):
 class ParallelLMHead(VocabParallelEmbedding):
     """Logits over this rank's vocabulary slice, gathered into the full vocabulary."""
 
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        self.linear = platform_op("linear") or F.linear
+    def __init__(
+        self, vocab_size: int, hidden_size: int, tp: TensorParallel, linear: Callable | None = None
+    ) -> None:
+        super().__init__(vocab_size, hidden_size, tp)
+        self.linear = linear or F.linear
 
     def forward(self, hidden_states: torch.Tensor) -> torch.Tensor:
         return self.tp.all_gather(self.linear(hidden_states, self.weight), dim=-1)

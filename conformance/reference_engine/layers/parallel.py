@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from conformance.reference_engine.distributed.communicator import DeviceCommunicatorBase
+from conformance.contract.communicator import DeviceCommunicatorBase
 
 
 @dataclasses.dataclass(frozen=True)

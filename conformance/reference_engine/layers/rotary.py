@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 from torch import nn
-
-from conformance.reference_engine.layers.platform_ops import platform_op
 
 
 class RotaryEmbedding(nn.Module):
     """One instance serves every layer of a model: all layers of a step rotate by the
     same positions, so the torch path looks the tables up once per step."""
 
-    def __init__(self, head_size: int, max_position: int, theta: float) -> None:
+    def __init__(
+        self, head_size: int, max_position: int, theta: float, kernel: Callable | None = None
+    ) -> None:
         super().__init__()
         self.head_size = head_size
         inv_freq = 1.0 / theta ** (torch.arange(0, head_size, 2, dtype=torch.float32) / head_size)
@@ -20,7 +22,7 @@ class RotaryEmbedding(nn.Module):
         # Computed on the host in fp32 and kept so on the device, as Hugging Face does.
         self.register_buffer("cos", freqs.cos(), persistent=False)
         self.register_buffer("sin", freqs.sin(), persistent=False)
-        self.kernel = platform_op("rotary_embedding")
+        self.kernel = kernel
         self._looked_up: tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None = None
 
     def _tables(self, positions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

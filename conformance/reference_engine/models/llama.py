@@ -3,6 +3,7 @@
 Parameter names follow Hugging Face checkpoints except for the merged projections
 (``qkv_proj`` and ``gate_up_proj``, see ``PACKED``), so a checkpoint loads by name.
 The forward pass takes a flat batch (all requests' new tokens end to end) as vLLM's.
+``ops`` holds the platform's kernels for the per-token ops, handed to every layer.
 """
 
 from __future__ import annotations
@@ -10,9 +11,10 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from conformance.reference_engine.attention.backend import AttentionBackend, AttentionMetadata
+from conformance.contract.attention import AttentionBackend, AttentionMetadata
 from conformance.reference_engine.layers.activation import SiluAndMul
 from conformance.reference_engine.layers.attention import Attention
+from conformance.reference_engine.layers.custom_ops import CustomOps
 from conformance.reference_engine.layers.embedding import ParallelLMHead, VocabParallelEmbedding
 from conformance.reference_engine.layers.layernorm import RMSNorm
 from conformance.reference_engine.layers.linear import (
@@ -37,7 +39,7 @@ PACKED = {
 class LlamaAttention(nn.Module):
     def __init__(
         self, config: ModelConfig, backend: type[AttentionBackend], tp: TensorParallel,
-        rotary_emb: RotaryEmbedding,
+        rotary_emb: RotaryEmbedding, ops: CustomOps,
     ):
         super().__init__()
         head_size = config.head_size
@@ -45,9 +47,12 @@ class LlamaAttention(nn.Module):
         self.num_kv_heads = tp.shard(config.num_key_value_heads, "num_key_value_heads")
         self.head_size = head_size
         self.qkv_proj = QKVParallelLinear(
-            config.hidden_size, head_size, config.num_attention_heads, config.num_key_value_heads, tp
+            config.hidden_size, head_size, config.num_attention_heads, config.num_key_value_heads, tp,
+            ops.linear,
         )
-        self.o_proj = RowParallelLinear(config.num_attention_heads * head_size, config.hidden_size, tp)
+        self.o_proj = RowParallelLinear(
+            config.num_attention_heads * head_size, config.hidden_size, tp, ops.linear
+        )
         self.rotary_emb = rotary_emb
         self.attn = Attention(backend, self.num_heads, head_size, self.num_kv_heads)
 
@@ -60,12 +65,12 @@ class LlamaAttention(nn.Module):
 
 
 class LlamaMLP(nn.Module):
-    def __init__(self, config: ModelConfig, tp: TensorParallel):
+    def __init__(self, config: ModelConfig, tp: TensorParallel, ops: CustomOps):
         super().__init__()
         size = config.intermediate_size
-        self.gate_up_proj = MergedColumnParallelLinear(config.hidden_size, [size, size], tp)
-        self.down_proj = RowParallelLinear(size, config.hidden_size, tp)
-        self.act_fn = SiluAndMul()
+        self.gate_up_proj = MergedColumnParallelLinear(config.hidden_size, [size, size], tp, ops.linear)
+        self.down_proj = RowParallelLinear(size, config.hidden_size, tp, ops.linear)
+        self.act_fn = SiluAndMul(ops.silu_and_mul)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.down_proj(self.act_fn(self.gate_up_proj(x)))
@@ -74,13 +79,13 @@ class LlamaMLP(nn.Module):
 class LlamaDecoderLayer(nn.Module):
     def __init__(
         self, config: ModelConfig, backend: type[AttentionBackend], tp: TensorParallel,
-        rotary_emb: RotaryEmbedding,
+        rotary_emb: RotaryEmbedding, ops: CustomOps,
     ):
         super().__init__()
-        self.self_attn = LlamaAttention(config, backend, tp, rotary_emb)
-        self.mlp = LlamaMLP(config, tp)
-        self.input_layernorm = RMSNorm(config.hidden_size, config.rms_norm_eps)
-        self.post_attention_layernorm = RMSNorm(config.hidden_size, config.rms_norm_eps)
+        self.self_attn = LlamaAttention(config, backend, tp, rotary_emb, ops)
+        self.mlp = LlamaMLP(config, tp, ops)
+        self.input_layernorm = RMSNorm(config.hidden_size, config.rms_norm_eps, ops.rms_norm)
+        self.post_attention_layernorm = RMSNorm(config.hidden_size, config.rms_norm_eps, ops.rms_norm)
 
     def forward(self, positions, hidden_states, residual, metadata):
         if residual is None:
@@ -94,15 +99,20 @@ class LlamaDecoderLayer(nn.Module):
 
 
 class LlamaModel(nn.Module):
-    def __init__(self, config: ModelConfig, backend: type[AttentionBackend], tp: TensorParallel):
+    def __init__(
+        self, config: ModelConfig, backend: type[AttentionBackend], tp: TensorParallel, ops: CustomOps
+    ):
         super().__init__()
         self.embed_tokens = VocabParallelEmbedding(config.vocab_size, config.hidden_size, tp)
         # Shared by all layers, which lets it look each step's positions up once.
-        rotary_emb = RotaryEmbedding(config.head_size, config.max_position_embeddings, config.rope_theta)
-        self.layers = nn.ModuleList(
-            LlamaDecoderLayer(config, backend, tp, rotary_emb) for _ in range(config.num_hidden_layers)
+        rotary_emb = RotaryEmbedding(
+            config.head_size, config.max_position_embeddings, config.rope_theta, ops.rotary_embedding
         )
-        self.norm = RMSNorm(config.hidden_size, config.rms_norm_eps)
+        self.layers = nn.ModuleList(
+            LlamaDecoderLayer(config, backend, tp, rotary_emb, ops)
+            for _ in range(config.num_hidden_layers)
+        )
+        self.norm = RMSNorm(config.hidden_size, config.rms_norm_eps, ops.rms_norm)
 
     def forward(self, input_ids, positions, metadata) -> torch.Tensor:
         hidden_states, residual = self.embed_tokens(input_ids), None
@@ -113,11 +123,14 @@ class LlamaModel(nn.Module):
 
 
 class LlamaForCausalLM(nn.Module):
-    def __init__(self, config: ModelConfig, backend: type[AttentionBackend], tp: TensorParallel):
+    def __init__(
+        self, config: ModelConfig, backend: type[AttentionBackend], tp: TensorParallel,
+        ops: CustomOps,
+    ):
         super().__init__()
         self.config = config
-        self.model = LlamaModel(config, backend, tp)
-        self.lm_head = ParallelLMHead(config.vocab_size, config.hidden_size, tp)
+        self.model = LlamaModel(config, backend, tp, ops)
+        self.lm_head = ParallelLMHead(config.vocab_size, config.hidden_size, tp, ops.linear)
         if config.tie_word_embeddings:
             self.lm_head.weight = self.model.embed_tokens.weight
 

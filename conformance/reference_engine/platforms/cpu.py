@@ -15,12 +15,12 @@ import time
 
 import torch
 
-from conformance.reference_engine.attention.backend import AttentionSelectorConfig
-from conformance.reference_engine.platforms.capabilities import (
+from conformance.contract.attention import AttentionSelectorConfig
+from conformance.contract.capabilities import (
     DeviceCapability,
     PlatformCapabilities,
 )
-from conformance.reference_engine.platforms.interface import Platform
+from conformance.contract.platform import Platform
 
 _PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
 
@@ -139,11 +139,11 @@ class CpuPlatform(Platform):
         """CPU kernels (and their intra-op threads) have finished when they return."""
 
     @classmethod
-    def Event(cls, enable_timing: bool = False) -> HostEvent:  # noqa: N802
+    def Event(cls, enable_timing: bool = False) -> HostEvent:
         return HostEvent(enable_timing)
 
     @classmethod
-    def Stream(cls):  # noqa: N802
+    def Stream(cls):
         return torch.cpu.Stream()
 
     @classmethod
@@ -166,4 +166,4 @@ class CpuPlatform(Platform):
 
     @classmethod
     def get_device_communicator_cls(cls) -> str:
-        return "conformance.reference_engine.distributed.communicator.TorchDistributedCommunicator"
+        return "conformance.reference_engine.distributed.torch_communicator.TorchDistributedCommunicator"

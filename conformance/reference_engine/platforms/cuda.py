@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import torch
 
-from conformance.reference_engine.attention.backend import AttentionSelectorConfig
-from conformance.reference_engine.platforms.capabilities import (
+from conformance.contract.attention import AttentionSelectorConfig
+from conformance.contract.capabilities import (
     DeviceCapability,
     PlatformCapabilities,
 )
-from conformance.reference_engine.platforms.interface import Platform
+from conformance.contract.platform import Platform
 
 
 class CudaPlatform(Platform):
@@ -69,11 +69,11 @@ class CudaPlatform(Platform):
         torch.cuda.synchronize(device_id)
 
     @classmethod
-    def Event(cls, enable_timing: bool = False) -> torch.cuda.Event:  # noqa: N802
+    def Event(cls, enable_timing: bool = False) -> torch.cuda.Event:
         return torch.cuda.Event(enable_timing=enable_timing)
 
     @classmethod
-    def Stream(cls) -> torch.cuda.Stream:  # noqa: N802
+    def Stream(cls) -> torch.cuda.Stream:
         return torch.cuda.Stream()
 
     @classmethod
@@ -95,4 +95,4 @@ class CudaPlatform(Platform):
 
     @classmethod
     def get_device_communicator_cls(cls) -> str:
-        return "conformance.reference_engine.distributed.communicator.TorchDistributedCommunicator"
+        return "conformance.reference_engine.distributed.torch_communicator.TorchDistributedCommunicator"

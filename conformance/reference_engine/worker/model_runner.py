@@ -1,7 +1,8 @@
 """``ModelRunner``: turns a ``SchedulerOutput`` into tensors, runs the model, samples.
 
-It reaches the device only through the ``torch.device`` its worker gives it, so it
-runs unchanged on any platform.
+It reaches the device only through the ``torch.device`` its worker gives it, and the
+platform's kernels only through the config's platform, so it runs unchanged on any
+platform.
 """
 
 from __future__ import annotations
@@ -9,17 +10,18 @@ from __future__ import annotations
 import contextlib
 import itertools
 import math
+import pkgutil
 
 import torch
 
-from conformance.reference_engine.attention.backend import AttentionMetadata
-from conformance.reference_engine.config import EngineConfig
-from conformance.reference_engine.engine.step import ModelRunnerOutput, SchedulerOutput
+from conformance.contract.attention import AttentionMetadata
+from conformance.contract.config import EngineConfig
+from conformance.contract.worker import ModelRunnerOutput, SchedulerOutput
+from conformance.reference_engine.layers.custom_ops import CustomOps
 from conformance.reference_engine.layers.parallel import TensorParallel
 from conformance.reference_engine.models.config import ModelConfig, get_model_config
 from conformance.reference_engine.models.llama import LlamaForCausalLM
 from conformance.reference_engine.models.loader import load_weights, random_weights, safetensors_weights
-from conformance.reference_engine.platforms.discovery import import_qualname
 from conformance.reference_engine.sampler import Sampler
 
 KV_CACHE_DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
@@ -53,9 +55,10 @@ class ModelRunner:
         self.config = config
         self.device = device
         self.model_config = get_model_config(config.model)
-        self.backend = import_qualname(config.attention_backend)
+        self.backend = pkgutil.resolve_name(config.attention_backend)
+        ops = CustomOps.of(config.platform)
         with _default_dtype(config.dtype), torch.device(device):
-            self.model = LlamaForCausalLM(self.model_config, self.backend, tp)
+            self.model = LlamaForCausalLM(self.model_config, self.backend, tp, ops)
         folder = self.model_config.folder
         load_weights(
             self.model,

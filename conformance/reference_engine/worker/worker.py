@@ -1,24 +1,24 @@
-"""The generic ``Worker``: every device access goes through ``current_platform``, so
-a platform plugin gets a working worker without writing one."""
+"""The generic ``Worker``: every device access goes through the platform in its config,
+so a platform plugin gets a working worker without writing one."""
 
 from __future__ import annotations
+
+import pkgutil
 
 import torch
 import torch.distributed as dist
 
-from conformance.reference_engine.config import EngineConfig
-from conformance.reference_engine.engine.step import ModelRunnerOutput, SchedulerOutput
+from conformance.contract.config import EngineConfig
+from conformance.contract.worker import ModelRunnerOutput, SchedulerOutput, WorkerBase
 from conformance.reference_engine.layers.parallel import TensorParallel
-from conformance.reference_engine.platforms import current_platform
-from conformance.reference_engine.platforms.discovery import import_qualname
 from conformance.reference_engine.worker.model_runner import ModelRunner
-from conformance.reference_engine.worker.worker_base import WorkerBase
 
 
 class Worker(WorkerBase):
     def __init__(self, config: EngineConfig, local_rank: int = 0, rank: int = 0,
                  distributed_init_method: str | None = None) -> None:
         super().__init__(config, local_rank, rank, distributed_init_method)
+        self.platform = config.platform
         self.device: torch.device | None = None
         self.model_runner: ModelRunner | None = None
         self.tp = TensorParallel()
@@ -27,23 +27,23 @@ class Worker(WorkerBase):
     def init_device(self) -> None:
         # Ranks share devices round-robin, so a one-device platform can still run TP;
         # ranks sharing one device split the host threads instead of fighting over them.
-        ranks_per_device = -(-self.config.tensor_parallel_size // current_platform.device_count())
+        ranks_per_device = -(-self.config.tensor_parallel_size // self.platform.device_count())
         torch.set_num_threads(max(1, torch.get_num_threads() // ranks_per_device))
-        index = self.local_rank % current_platform.device_count()
-        self.device = torch.device(current_platform.device_type, index)
-        current_platform.set_device(self.device)
+        index = self.local_rank % self.platform.device_count()
+        self.device = torch.device(self.platform.device_type, index)
+        self.platform.set_device(self.device)
         world_size = self.config.tensor_parallel_size
         communicator = None
         if world_size > 1:
             dist.init_process_group(
-                current_platform.dist_backend,
+                self.platform.dist_backend,
                 init_method=self.distributed_init_method,
                 rank=self.rank,
                 world_size=world_size,
             )
-            communicator = import_qualname(current_platform.get_device_communicator_cls())(self.device)
+            communicator = pkgutil.resolve_name(self.platform.get_device_communicator_cls())(self.device)
         self.tp = TensorParallel(self.rank, world_size, communicator)
-        current_platform.seed_everything(self.config.seed)
+        self.platform.seed_everything(self.config.seed)
 
     def load_model(self) -> None:
         self.model_runner = ModelRunner(self.config, self.device, self.tp)
@@ -53,7 +53,7 @@ class Worker(WorkerBase):
         other processes) and a reserve for one full step's activations. Measured once,
         so every call agrees."""
         if self._available_memory is None:
-            free, total = current_platform.mem_get_info(self.device.index or 0)
+            free, total = self.platform.mem_get_info(self.device.index or 0)
             budget = self.config.memory_fraction * total - (total - free) - self._activation_reserve()
             self._available_memory = max(0, int(budget))
         return self._available_memory
@@ -68,7 +68,7 @@ class Worker(WorkerBase):
         self.model_runner.initialize_cache(num_blocks)
 
     def execute_model(self, scheduler_output: SchedulerOutput) -> ModelRunnerOutput:
-        with current_platform.inference_mode():
+        with self.platform.inference_mode():
             return self.model_runner.execute_model(scheduler_output)
 
     def shutdown(self) -> None:
@@ -77,4 +77,4 @@ class Worker(WorkerBase):
             self.model_runner = None
         if dist.is_initialized():
             dist.destroy_process_group()
-        current_platform.empty_cache()
+        self.platform.empty_cache()

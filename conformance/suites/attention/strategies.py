@@ -16,18 +16,18 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import pkgutil
 
 import torch
 from hypothesis import HealthCheck, Phase, currently_in_test_context, note, settings
 from hypothesis import strategies as st
 
-from conformance.reference_engine.attention.backend import (
+from conformance.contract.attention import (
     AttentionBackend,
     AttentionMetadata,
     AttentionSelectorConfig,
 )
 from conformance.reference_engine.attention.oracle import OracleAttentionImpl
-from conformance.reference_engine.platforms.discovery import import_qualname
 from conformance.suites.attention.tolerances import assert_close_to_oracle
 
 PROFILE_VARIABLE = "CONFORMANCE_HYPOTHESIS_PROFILE"
@@ -179,7 +179,7 @@ def build_batch(spec: BatchSpec, backend: type[AttentionBackend], device: torch.
 
 def backend_for(platform, config: AttentionSelectorConfig) -> type[AttentionBackend]:
     """The backend the platform names for ``config``."""
-    return import_qualname(platform.get_attn_backend_cls(config))
+    return pkgutil.resolve_name(platform.get_attn_backend_cls(config))
 
 
 def make_impl(backend: type[AttentionBackend], spec: BatchSpec):

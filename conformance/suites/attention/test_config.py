@@ -8,7 +8,7 @@ import itertools
 import pytest
 import torch
 
-from conformance.reference_engine.attention.backend import AttentionSelectorConfig
+from conformance.contract.attention import AttentionSelectorConfig
 from conformance.suites.attention.strategies import BatchSpec, backend_for, build_batch, make_impl
 
 

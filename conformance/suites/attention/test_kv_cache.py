@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conformance.reference_engine.attention.backend import AttentionSelectorConfig
+from conformance.contract.attention import AttentionSelectorConfig
 from conformance.suites.attention.strategies import (
     SUITE_SETTINGS,
     backend_for,

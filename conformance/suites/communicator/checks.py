@@ -16,7 +16,7 @@ from pathlib import Path
 
 import torch
 
-from conformance.reference_engine.distributed.communicator import DeviceCommunicatorBase
+from conformance.contract.communicator import DeviceCommunicatorBase
 
 _MAX_PROBLEMS = 5
 

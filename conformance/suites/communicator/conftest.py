@@ -13,13 +13,13 @@ WORLD_SIZES = (1, 2, 4)
 class RankPools:
     """One pool per world size, started on first use and closed with the session."""
 
-    def __init__(self, timeout: float) -> None:
-        self.timeout = timeout
+    def __init__(self, platform, timeout: float) -> None:
+        self.platform, self.timeout = platform, timeout
         self._pools: dict[int, RankPool] = {}
 
     def get(self, world_size: int) -> RankPool:
         if world_size not in self._pools:
-            self._pools[world_size] = RankPool(world_size, self.timeout)
+            self._pools[world_size] = RankPool(self.platform, world_size, self.timeout)
         return self._pools[world_size]
 
     def close(self) -> None:
@@ -28,9 +28,9 @@ class RankPools:
 
 
 @pytest.fixture(scope="session")
-def rank_pools(pytestconfig):
+def rank_pools(pytestconfig, platform):
     """Rank pools of the platform under test, with the ``--rank-timeout`` watchdog."""
-    pools = RankPools(pytestconfig.getoption("rank_timeout"))
+    pools = RankPools(platform, pytestconfig.getoption("rank_timeout"))
     yield pools
     pools.close()
 

@@ -1,95 +1,13 @@
-"""Fixtures of the Engine suite: generations of the plugin and of the reference
-platform on the same seeded tiny model, made once per session and dtype, on demand."""
+"""Fixtures of the Engine suite."""
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
-import torch
 
-from conformance.reference_engine import platforms
-from conformance.reference_engine.llm import LLM
-from conformance.reference_engine.sampling_params import SamplingParams
-from conformance.suites.engine.closeness import TOP_N, Logprobs
-from conformance.suites.worker import driving
-
-#: Prompt token ids (tokenizer-independent): short, one block and a half, two blocks.
-PROMPTS = [[(17 * n + 5 * k) % 4000 + 10 for k in range(length)]
-           for n, length in enumerate((6, 23, 33))]
-MAX_TOKENS = 12
-GREEDY = SamplingParams(temperature=0.0, max_tokens=MAX_TOKENS, logprobs=TOP_N, ignore_eos=True)
-SEEDED = SamplingParams(temperature=1.0, seed=4321, max_tokens=MAX_TOKENS, ignore_eos=True)
-LLM_SETTINGS = dict(model=driving.MODEL, max_model_len=driving.MAX_MODEL_LEN, max_num_seqs=8)
-
-
-@dataclasses.dataclass
-class Completion:
-    tokens: list[int]
-    logprobs: list[Logprobs]
-
-
-def completions(llm: LLM, prompts: list[list[int]], params: SamplingParams) -> list[Completion]:
-    outputs = llm.generate([{"prompt_token_ids": p} for p in prompts], params, use_tqdm=False)
-    return [Completion(list(o.outputs[0].token_ids),
-                       [{t: lp.logprob for t, lp in step.items()} for step in o.outputs[0].logprobs or []])
-            for o in outputs]
-
-
-def dtype_name(dtype: torch.dtype) -> str:
-    return str(dtype).removeprefix("torch.")
-
-
-class Generations:
-    """Greedy completions of ``PROMPTS`` per (platform, dtype), computed on first use;
-    ``extra`` runs more requests on the plugin's engine before it is shut down."""
-
-    def __init__(self, platform, platform_name: str) -> None:
-        self.platform, self.platform_name = platform, platform_name
-        self.reference = driving.reference_platform()
-        #: The plugin's block size, for the reference too: the same paging on both.
-        self.block_size = driving.block_size_for(platform)
-        self._cache: dict = {}
-
-    def _generate(self, on_plugin: bool, dtype: torch.dtype, extra=None):
-        spec = self.platform_name if on_plugin else self.reference
-        with platforms.use_platform(self.platform if on_plugin else self.reference), driving.host_threads():
-            llm = LLM(dtype=dtype_name(dtype), platform=spec, block_size=self.block_size, **LLM_SETTINGS)
-            try:
-                return completions(llm, PROMPTS, GREEDY), extra(llm) if extra else None
-            finally:
-                llm.shutdown()
-
-    def reference_greedy(self, dtype: torch.dtype) -> list[Completion]:
-        key = ("reference", dtype)
-        if key not in self._cache:
-            self._cache[key] = self._generate(False, dtype)[0]
-        return self._cache[key]
-
-    def plugin_greedy(self, dtype: torch.dtype) -> list[Completion]:
-        return self.plugin_with_batching(dtype)[0]
-
-    def plugin_with_batching(self, dtype: torch.dtype):
-        """The plugin's greedy batch, and a dict of the same requests alone and
-        in a batch (greedy and seeded), all from one engine."""
-        key = ("plugin", dtype)
-        if key not in self._cache:
-            self._cache[key] = self._generate(True, dtype, _alone_and_batched)
-        return self._cache[key]
-
-
-def _alone_and_batched(llm: LLM) -> dict[str, list[Completion]]:
-    seeded_batch = completions(llm, PROMPTS, SEEDED)
-    return {"greedy_alone": completions(llm, PROMPTS[1:2], GREEDY),
-            "seeded_alone": completions(llm, PROMPTS[1:2], SEEDED),
-            "seeded_batch": seeded_batch}
+from conformance.suites.engine.generations import Generations
 
 
 @pytest.fixture(scope="session")
-def generations(platform, platform_name) -> Generations:
-    return Generations(platform, platform_name)
-
-
-@pytest.fixture(scope="session")
-def engine_dtype(platform) -> torch.dtype:
-    return driving.suite_dtype(platform)
+def generations(platform) -> Generations:
+    """The plugin's and the reference's generations, made on first use, once."""
+    return Generations(platform)

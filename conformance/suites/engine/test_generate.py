@@ -6,8 +6,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from conformance.suites.engine.closeness import TOLERANCES, sequence_problem
-from conformance.suites.engine.conftest import PROMPTS, dtype_name
+from conformance.suites.closeness import TOLERANCES, sequence_problem
+from conformance.suites.engine.generations import PROMPTS
+from conformance.suites.model_settings import dtype_name
 from conformance.suites.support import not_supported
 
 
@@ -46,11 +47,11 @@ def test_half_greedy_logprobs_close(capabilities, generations, dtype):
 
 
 @pytest.mark.contract("engine.generate.batch_invariance")
-def test_alone_and_in_batch_agree(generations, engine_dtype):
+def test_alone_and_in_batch_agree(generations, suite_dtype):
     """A request generates the same completion alone as in a batch with others: greedy
     by the dtype's rule, and a seeded sampled request with identical tokens."""
-    batch, extra = generations.plugin_with_batching(engine_dtype)
-    tolerance = TOLERANCES[engine_dtype]
+    batch, extra = generations.plugin_with_batching(suite_dtype)
+    tolerance = TOLERANCES[suite_dtype]
     _assert_close(batch[1:2], extra["greedy_alone"], tolerance, "greedy alone vs in a batch")
     alone, in_batch = extra["seeded_alone"][0].tokens, extra["seeded_batch"][1].tokens
     assert alone == in_batch, f"seeded request alone sampled {alone}, in a batch {in_batch}"

@@ -8,28 +8,18 @@ import dataclasses
 import pytest
 
 from conformance.reference_engine.llm import LLM
-from conformance.suites.engine.closeness import (
-    TENSOR_PARALLEL,
-    TOLERANCES,
-    sequence_problem,
-)
-from conformance.suites.engine.conftest import (
-    GREEDY,
-    LLM_SETTINGS,
-    PROMPTS,
-    completions,
-    dtype_name,
-)
+from conformance.suites.closeness import TENSOR_PARALLEL, TOLERANCES, sequence_problem
+from conformance.suites.engine.generations import GREEDY, LLM_SETTINGS, PROMPTS, completions
+from conformance.suites.model_settings import block_size_for, dtype_name, host_threads
 from conformance.suites.ranks import ranks_on
 from conformance.suites.support import not_supported, require_feature
-from conformance.suites.worker.driving import block_size_for, host_threads
 
 WORLD_SIZE = 2
 MAX_TOKENS = 6
 
 
 @pytest.mark.contract("engine.parallel.tensor_parallel")
-def test_tensor_parallel_matches_one_rank(platform, platform_name, generations, engine_dtype):
+def test_tensor_parallel_matches_one_rank(platform, generations, suite_dtype):
     """Where the plugin declares ``tensor_parallel`` with a max world size of at least
     2, a tensor-parallel engine of 2 ranks (one spawned process each) generates the
     reference platform's greedy tokens of one rank, by the dtype's rule (float32 may
@@ -42,16 +32,16 @@ def test_tensor_parallel_matches_one_rank(platform, platform_name, generations, 
         pytest.skip(reason)
     params = dataclasses.replace(GREEDY, max_tokens=MAX_TOKENS)
     with host_threads():
-        llm = LLM(dtype=dtype_name(engine_dtype), platform=platform_name,
+        llm = LLM(dtype=dtype_name(suite_dtype), platform=platform,
                   block_size=block_size_for(platform), tensor_parallel_size=WORLD_SIZE,
                   distributed_executor_backend="mp", **LLM_SETTINGS)
         try:
             parallel = completions(llm, PROMPTS[:2], params)
         finally:
             llm.shutdown()
-    tolerance = TENSOR_PARALLEL if TOLERANCES[engine_dtype].exact_tokens else TOLERANCES[engine_dtype]
+    tolerance = TENSOR_PARALLEL if TOLERANCES[suite_dtype].exact_tokens else TOLERANCES[suite_dtype]
     problems = []
-    for i, (ref, got) in enumerate(zip(generations.reference_greedy(engine_dtype), parallel)):
+    for i, (ref, got) in enumerate(zip(generations.reference_greedy(suite_dtype), parallel)):
         n = len(got.tokens)
         if problem := sequence_problem(ref.tokens[:n], ref.logprobs[:n], got.tokens, got.logprobs, tolerance):
             problems.append(f"prompt {i}: {problem}")

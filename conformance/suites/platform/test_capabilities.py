@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from conformance.reference_engine.platforms import PlatformCapabilities
+from conformance.contract.capabilities import PlatformCapabilities
 
 
 @pytest.mark.contract("platform.capabilities.well_formed")

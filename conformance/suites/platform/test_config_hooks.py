@@ -7,7 +7,7 @@ import dataclasses
 import pytest
 import torch
 
-from conformance.reference_engine.config import EngineConfig
+from conformance.contract.config import EngineConfig
 
 _FOREIGN_ARCH = "MixtralForCausalLM"
 _FOREIGN_QUANT = "no-such-quantization"

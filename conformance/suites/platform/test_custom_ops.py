@@ -1,5 +1,5 @@
 """Platform suite, custom ops: the platform's own kernels for the model's per-token
-ops (``Platform.custom_ops_module``, see ``layers/platform_ops.py``) compute what the
+ops (``Platform.custom_ops_module``, see ``conformance.contract.custom_ops``) compute what the
 engine's torch layers compute, so a wrong kernel is named here rather than found as
 drifting tokens in the Worker and Engine suites."""
 
@@ -11,9 +11,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from conformance.contract.custom_ops import OPS
 from conformance.reference_engine.layers.activation import SiluAndMul
 from conformance.reference_engine.layers.layernorm import RMSNorm
-from conformance.reference_engine.layers.platform_ops import OPS
 from conformance.reference_engine.layers.rotary import RotaryEmbedding
 from conformance.suites.support import not_supported
 
@@ -61,7 +61,7 @@ def test_custom_ops_match_the_torch_layers(platform, capabilities, device):
     head_size = capabilities.head_sizes[0]
     for dtype in capabilities.dtypes:
         for rows in ROWS:
-            def rand(*shape):
+            def rand(*shape, dtype=dtype):
                 return torch.randn(*shape, generator=gen).to(device, dtype)
 
             where = f"{dtype}, {rows} rows"

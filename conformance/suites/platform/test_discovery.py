@@ -3,21 +3,18 @@
 from __future__ import annotations
 
 import json
+import pkgutil
 import subprocess
 import sys
 
 import pytest
 
-from conformance.reference_engine.platforms.discovery import (
-    call_plugin_function,
-    import_qualname,
-)
+from conformance.contract.discovery import call_plugin_function
 
 # Run in a fresh interpreter: only there is "nothing initialised yet" observable.
 _IMPORT_PROBE = """
-import json, sys, torch
-from conformance.reference_engine.platforms.discovery import (
-    call_plugin_function, find_plugin, import_qualname)
+import json, pkgutil, sys, torch
+from conformance.contract.discovery import call_plugin_function, find_plugin
 
 def uninitialised_runtimes():
     names = [n for n in dir(torch) if not n.startswith("_")]
@@ -25,7 +22,7 @@ def uninitialised_runtimes():
     return {n for n, probe in runtimes if callable(probe) and probe() is False}
 
 lazy = uninitialised_runtimes()
-import_qualname(call_plugin_function(find_plugin(sys.argv[1])))
+pkgutil.resolve_name(call_plugin_function(find_plugin(sys.argv[1])))
 print(json.dumps(sorted(lazy - uninitialised_runtimes())))
 """
 
@@ -36,7 +33,7 @@ def test_entry_point_names_the_platform_class(plugin_entry, platform):
     (a str) of the Platform subclass under test."""
     qualname = call_plugin_function(plugin_entry)
     assert isinstance(qualname, str), f"entry point returned {qualname!r}, not a str"
-    assert import_qualname(qualname) is platform
+    assert pkgutil.resolve_name(qualname) is platform
 
 
 @pytest.mark.contract("platform.discovery.idempotent")

@@ -3,22 +3,19 @@
 from __future__ import annotations
 
 import inspect
+import pkgutil
 
 import pytest
 import torch
 
-from conformance.reference_engine.attention.backend import (
-    AttentionBackend,
-    AttentionSelectorConfig,
-)
-from conformance.reference_engine.distributed.communicator import DeviceCommunicatorBase
-from conformance.reference_engine.platforms.discovery import import_qualname
-from conformance.reference_engine.worker.worker_base import WorkerBase
+from conformance.contract.attention import AttentionBackend, AttentionSelectorConfig
+from conformance.contract.communicator import DeviceCommunicatorBase
+from conformance.contract.worker import WorkerBase
 
 
 def _concrete_subclass(qualname: str, base: type) -> type:
     assert isinstance(qualname, str), f"factory returned {qualname!r}, not a str"
-    cls = import_qualname(qualname)
+    cls = pkgutil.resolve_name(qualname)
     assert isinstance(cls, type) and issubclass(cls, base), (
         f"{qualname} is not a subclass of {base.__name__}"
     )

@@ -38,7 +38,7 @@ def test_dist_backend_is_available(platform):
 def test_device_names_and_capability(platform):
     """``device_name`` and ``get_device_name()`` are non-empty strings and
     ``get_device_capability()`` is a ``DeviceCapability`` or None."""
-    from conformance.reference_engine.platforms import DeviceCapability
+    from conformance.contract.capabilities import DeviceCapability
 
     assert isinstance(platform.device_name, str) and platform.device_name
     name = platform.get_device_name(platform.current_device())

@@ -5,40 +5,38 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.suites.engine.closeness import tolerance_for
+from conformance.suites import model_settings
+from conformance.suites.closeness import tolerance_for
 from conformance.suites.worker import driving
 
 
 @pytest.fixture(scope="session")
-def worker_dtype(platform):
-    return driving.suite_dtype(platform)
+def tolerance(suite_dtype):
+    """How close the plugin's steps must be to the reference's, in the suite's dtype."""
+    return tolerance_for(suite_dtype)
 
 
 @pytest.fixture(scope="session")
-def tolerance(worker_dtype):
-    return tolerance_for(worker_dtype)
-
-
-@pytest.fixture(scope="session")
-def worker_config(platform, worker_dtype):
+def worker_config(platform, suite_dtype):
     """The tiny model's engine config on the platform under test."""
-    return driving.engine_config(platform, worker_dtype)
+    return driving.engine_config(platform, suite_dtype)
 
 
 @pytest.fixture(scope="session")
 def steps(worker_config):
+    """The script's scheduler steps, paged in the plugin's block size."""
     return driving.script(worker_config.block_size)
 
 
 @pytest.fixture(scope="session")
-def reference_run(worker_dtype, worker_config, steps):
+def reference_run(suite_dtype, worker_config, steps):
     """The script on the reference platform's worker, same model, dtype and block size."""
-    reference = driving.reference_platform()
-    config = driving.engine_config(reference, worker_dtype, block_size=worker_config.block_size)
-    return driving.run_in_process(reference, config, steps)
+    reference = model_settings.reference_platform()
+    config = driving.engine_config(reference, suite_dtype, block_size=worker_config.block_size)
+    return driving.run_in_process(config, steps)
 
 
 @pytest.fixture(scope="session")
-def plugin_run(platform, worker_config, steps):
+def plugin_run(worker_config, steps):
     """The script on the plugin's worker, in this process."""
-    return driving.run_in_process(platform, worker_config, steps)
+    return driving.run_in_process(worker_config, steps)

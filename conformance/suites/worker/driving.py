@@ -8,30 +8,26 @@ inputs, and one wrong step cannot spoil the comparison of the next.
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import dataclasses
 import math
-import os
 
 import torch
 
-from conformance.reference_engine import platforms
-from conformance.reference_engine.attention.backend import AttentionSelectorConfig
-from conformance.reference_engine.config import EngineConfig
-from conformance.reference_engine.engine.step import (
+from conformance.contract.attention import AttentionSelectorConfig
+from conformance.contract.config import EngineConfig
+from conformance.contract.platform import Platform
+from conformance.contract.sampling_params import SamplingParams
+from conformance.contract.worker import (
     ModelRunnerOutput,
     ScheduledRequest,
     SchedulerOutput,
 )
 from conformance.reference_engine.executor import MultiprocExecutor, UniProcExecutor
 from conformance.reference_engine.models.config import get_model_config
-from conformance.reference_engine.platforms import Platform
-from conformance.reference_engine.sampling_params import SamplingParams
-from conformance.suites.engine.closeness import TOP_N, Logprobs, Tolerance, position_problem
+from conformance.suites.closeness import TOP_N, Logprobs, Tolerance, position_problem
+from conformance.suites.model_settings import MAX_MODEL_LEN, MODEL, block_size_for, host_threads
 
-MODEL = "tiny"
-MAX_MODEL_LEN = 128
 #: KV-cache blocks of the script's workers: room for every request of the script.
 NUM_BLOCKS = 48
 #: Every method an executor calls on a worker through ``collective_rpc``, with the
@@ -45,49 +41,13 @@ EXECUTOR_CALLS = {
 GREEDY = SamplingParams(temperature=0.0, logprobs=TOP_N)
 
 
-def reference_platform() -> type[Platform]:
-    """The platform every other is compared with: the built-in ``cpu``."""
-    return platforms.load_platform("cpu")
-
-
-@contextlib.contextmanager
-def host_threads(n: int = 1):
-    """At most ``n`` host intra-op threads inside the block, here and in the rank
-    processes started in it. The tiny model's ops are too small to gain from more, and
-    on a shared machine (kit tests run suites side by side) each op's thread barrier
-    then waits for a time slice: a step can take 50x longer. Device work is unaffected."""
-    previous, variable = torch.get_num_threads(), os.environ.get("OMP_NUM_THREADS")
-    torch.set_num_threads(min(n, previous))
-    os.environ["OMP_NUM_THREADS"] = str(min(n, previous))
-    try:
-        yield
-    finally:
-        torch.set_num_threads(previous)
-        if variable is None:
-            os.environ.pop("OMP_NUM_THREADS", None)
-        else:
-            os.environ["OMP_NUM_THREADS"] = variable
-
-
-def suite_dtype(platform: type[Platform]) -> torch.dtype:
-    """float32 where declared (exact comparisons), else the first declared dtype."""
-    dtypes = platform.capabilities.dtypes
-    return torch.float32 if torch.float32 in dtypes else dtypes[0]
-
-
-def block_size_for(platform: type[Platform]) -> int:
-    """16 (the engine's default) where declared, else the first declared size."""
-    block_sizes = platform.capabilities.block_sizes
-    return 16 if 16 in block_sizes else block_sizes[0]
-
-
 def engine_config(platform: type[Platform], dtype: torch.dtype, **overrides) -> EngineConfig:
     """The config ``LLM`` would build for the tiny model on ``platform``."""
     model_config = get_model_config(MODEL)
     settings = dict(block_size=block_size_for(platform),
                     max_model_len=MAX_MODEL_LEN, max_num_seqs=8, max_num_batched_tokens=256)
     config = EngineConfig(model=MODEL, architecture=model_config.architecture, dtype=dtype,
-                          **{**settings, **overrides})
+                          platform=platform, **{**settings, **overrides})
     platform.check_and_update_config(config)
     config.attention_backend = platform.get_attn_backend_cls(AttentionSelectorConfig(
         head_size=model_config.head_size, dtype=config.dtype, block_size=config.block_size,
@@ -209,13 +169,14 @@ def step_problems(reference: Run, indices: list[int], results: list[StepResult],
     return problems
 
 
-def run_in_process(platform: type[Platform], config: EngineConfig, steps: list[Step]) -> Run:
-    with platforms.use_platform(platform), host_threads():
-        return drive(UniProcExecutor(config, platform), steps)
+def run_in_process(config: EngineConfig, steps: list[Step]) -> Run:
+    """The script on the config's platform's worker, in this process."""
+    with host_threads():
+        return drive(UniProcExecutor(config), steps)
 
 
-def run_multiprocess(platform_name: str, config: EngineConfig, steps: list[Step]) -> Run:
-    """One spawned rank process, resolving the plugin by name as the engine does."""
+def run_multiprocess(config: EngineConfig, steps: list[Step]) -> Run:
+    """The script on one spawned rank process, told its platform by the config."""
     config = dataclasses.replace(config, distributed_executor_backend="mp")
     with host_threads():
-        return drive(MultiprocExecutor(config, platform_name), steps)
+        return drive(MultiprocExecutor(config), steps)

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import inspect
+import pkgutil
 
 import pytest
 
-from conformance.reference_engine.platforms.discovery import import_qualname
-from conformance.reference_engine.worker.worker_base import WorkerBase
+from conformance.contract.worker import WorkerBase
 from conformance.suites.worker.driving import EXECUTOR_CALLS
 
 
@@ -18,7 +18,7 @@ def test_executor_methods_exist(platform):
     check_health, shutdown) is a concrete method of the platform's worker class that
     accepts the arguments the executor passes, and the worker takes the executor's
     constructor arguments."""
-    worker_cls = import_qualname(platform.get_worker_cls())
+    worker_cls = pkgutil.resolve_name(platform.get_worker_cls())
     assert isinstance(worker_cls, type) and issubclass(worker_cls, WorkerBase), worker_cls
     problems = []
     try:

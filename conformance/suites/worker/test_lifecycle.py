@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from conformance.reference_engine.models.config import get_model_config
+from conformance.suites import model_settings
 from conformance.suites.worker import driving
 
 
@@ -15,7 +16,7 @@ def test_full_lifecycle_in_process(plugin_run):
     determine_available_memory, initialize_cache, execute_model repeatedly,
     check_health, shutdown), the worker completes every call and each step returns
     one in-vocabulary token per request that reaches its end, in schedule order."""
-    vocab = get_model_config(driving.MODEL).vocab_size
+    vocab = get_model_config(model_settings.MODEL).vocab_size
     for i, (step, result) in enumerate(zip(plugin_run.steps, plugin_run.results)):
         expected = [r.request_id for r in step.output.requests if r.sample]
         assert result.req_ids == expected, f"step {i}: sampled {result.req_ids}, expected {expected}"
@@ -24,13 +25,13 @@ def test_full_lifecycle_in_process(plugin_run):
 
 
 @pytest.mark.contract("worker.lifecycle.multiprocess")
-def test_full_lifecycle_in_rank_process(platform_name, worker_config, steps, reference_run,
+def test_full_lifecycle_in_rank_process(worker_config, steps, reference_run,
                                         tolerance):
     """Driven through the engine's one-process-per-rank executor (a spawned process
     resolving the plugin by name, every call through ``collective_rpc``), the worker
     completes the engine's order of calls and returns the reference worker's greedy
     tokens for every prefill, decode and mixed step."""
     greedy = [i for i, step in enumerate(steps) if step.kind != "seeded"]
-    run = driving.run_multiprocess(platform_name, worker_config, [steps[i] for i in greedy])
+    run = driving.run_multiprocess(worker_config, [steps[i] for i in greedy])
     problems = driving.step_problems(reference_run, greedy, run.results, tolerance)
     assert not problems, "\n".join(problems)

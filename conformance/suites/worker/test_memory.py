@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import copy
 import gc
+import pkgutil
 
 import pytest
 
 from conformance.reference_engine.executor import UniProcExecutor
 from conformance.reference_engine.models.config import get_model_config
-from conformance.reference_engine.platforms.discovery import import_qualname
 from conformance.reference_engine.worker.model_runner import kv_cache_block_bytes
+from conformance.suites import model_settings
 from conformance.suites.worker import driving
 
 #: Two memory fractions the worker must keep within.
@@ -39,15 +40,15 @@ def test_available_memory_stable(plugin_run):
 
 @pytest.mark.contract("worker.memory.fraction")
 @pytest.mark.parametrize("fraction", FRACTIONS)
-def test_available_memory_honours_fraction(platform, platform_name, worker_dtype, fraction):
+def test_available_memory_honours_fraction(platform, suite_dtype, fraction):
     """With ``memory_fraction`` f, ``determine_available_memory()`` is at most f times
     the device's total memory, less what the worker itself took on the device in
     loading the model."""
     index = platform.current_device()
-    config = driving.engine_config(platform, worker_dtype, memory_fraction=fraction)
+    config = driving.engine_config(platform, suite_dtype, memory_fraction=fraction)
     gc.collect()
     before = platform.memory_allocated(index)
-    executor = UniProcExecutor(config, platform_name)
+    executor = UniProcExecutor(config)
     try:
         held = max(0, platform.memory_allocated(index) - before)
         available = executor.collective_rpc("determine_available_memory")[0]
@@ -60,17 +61,17 @@ def test_available_memory_honours_fraction(platform, platform_name, worker_dtype
 
 
 @pytest.mark.contract("worker.memory.shutdown_releases")
-def test_shutdown_gives_memory_back(platform, platform_name, worker_config, steps):
+def test_shutdown_gives_memory_back(platform, worker_config, steps):
     """After ``shutdown()`` (the worker object still alive, as an executor keeps it),
     ``memory_allocated()`` falls back by at least half of what loading the model and
     a large KV cache added (the growth must show at least half the cache's size)."""
     index = platform.current_device()
-    backend = import_qualname(worker_config.attention_backend)
-    block_bytes = kv_cache_block_bytes(worker_config, get_model_config(driving.MODEL), backend)
+    backend = pkgutil.resolve_name(worker_config.attention_backend)
+    block_bytes = kv_cache_block_bytes(worker_config, get_model_config(model_settings.MODEL), backend)
     gc.collect()
     platform.synchronize()
     before = platform.memory_allocated(index)
-    executor = UniProcExecutor(worker_config, platform_name)
+    executor = UniProcExecutor(worker_config)
     try:
         executor.collective_rpc("initialize_cache", (CACHE_BYTES // block_bytes,))
         executor.execute_model(copy.deepcopy(steps[0].output))

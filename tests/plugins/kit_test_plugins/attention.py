@@ -9,9 +9,9 @@ backend, run on CPU tensors under ``TRITON_INTERPRET=1``.
 import dataclasses
 
 import torch
+from kit_test_plugins import TestPlatform
 
 from conformance.reference_engine.attention.cpu_attn import CpuAttentionBackend, CpuAttentionImpl
-from kit_test_plugins import TestPlatform
 
 
 class AttentionTestPlatform(TestPlatform):

@@ -13,10 +13,9 @@ import time
 
 import torch
 import torch.distributed as dist
-
-from conformance.reference_engine.distributed.communicator import TorchDistributedCommunicator
 from kit_test_plugins import platform_naming
 
+from conformance.reference_engine.distributed.torch_communicator import TorchDistributedCommunicator
 
 _platform = functools.partial(platform_naming, "get_device_communicator_cls", module=__name__)
 

@@ -2,7 +2,6 @@
 exist, the other (this module) an RMSNorm that forgets to update the residual."""
 
 import torch
-
 from kit_test_plugins import TestPlatform
 
 

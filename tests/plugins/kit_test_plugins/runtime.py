@@ -45,7 +45,7 @@ class _NeverCompletingEvent:
 
 class StuckEventPlatform(TestPlatform):
     @classmethod
-    def Event(cls, enable_timing: bool = False):  # noqa: N802
+    def Event(cls, enable_timing: bool = False):
         return _NeverCompletingEvent(enable_timing)
 
 
@@ -79,7 +79,7 @@ class CrashingStreamPlatform(TestPlatform):
     """Segfaults when asked for a stream (a driver bug): one test must crash, alone."""
 
     @classmethod
-    def Stream(cls):  # noqa: N802
+    def Stream(cls):
         import ctypes
 
         ctypes.string_at(0)  # reads address 0: SIGSEGV

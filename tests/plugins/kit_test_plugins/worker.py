@@ -6,17 +6,16 @@ from __future__ import annotations
 import dataclasses
 import functools
 
-from conformance.reference_engine.platforms import current_platform
-from conformance.reference_engine.worker.worker import Worker
-
 from kit_test_plugins import platform_naming
+
+from conformance.reference_engine.worker.worker import Worker
 
 
 class OverstatedMemoryWorker(Worker):
     """Reports twice the device's total memory as free for the KV cache."""
 
     def determine_available_memory(self) -> int:
-        return 2 * current_platform.get_device_total_memory(self.device.index or 0)
+        return 2 * self.platform.get_device_total_memory(self.device.index or 0)
 
 
 class UnstableMemoryWorker(Worker):

@@ -1,4 +1,4 @@
-"""The cpu platform's kernels for the model's per-token ops (see ``layers.platform_ops``).
+"""The cpu platform's kernels for the model's per-token ops (see ``conformance.contract.custom_ops``).
 
 ``linear`` runs ``linear.c`` for bf16 and fp16 products with few rows (decode steps),
 where torch's matrix-vector path streams the weights well below the memory bandwidth;

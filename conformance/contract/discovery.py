@@ -10,10 +10,10 @@ distribution, chained to the original exception where there is one.
 from __future__ import annotations
 
 import dataclasses
-import importlib
+import pkgutil
 from importlib import metadata
 
-from conformance.reference_engine.platforms.interface import Platform
+from conformance.contract.platform import Platform
 
 ENTRY_POINT_GROUP = "conformance.platform_plugins"
 
@@ -82,18 +82,6 @@ def find_plugin(name: str) -> PluginEntry:
     return plugins[name]
 
 
-def import_qualname(qualname: str) -> object:
-    """Import ``package.module.Attribute`` and return the attribute."""
-    module_name, _, attribute = qualname.rpartition(".")
-    if not module_name:
-        raise ImportError(f"{qualname!r} is not a qualified name (module.Attribute)")
-    module = importlib.import_module(module_name)
-    try:
-        return getattr(module, attribute)
-    except AttributeError:
-        raise ImportError(f"module {module_name!r} has no attribute {attribute!r}") from None
-
-
 def call_plugin_function(entry: PluginEntry) -> str | None:
     """Load the entry point and call it; return what it returned, unchecked."""
     try:
@@ -119,7 +107,7 @@ def resolve_platform_class(entry: PluginEntry, qualname: object) -> type[Platfor
             f"({type(qualname).__name__}); it must return a qualified class name (str)"
         )
     try:
-        cls = import_qualname(qualname)
+        cls = pkgutil.resolve_name(qualname)
     except Exception as exc:
         raise PlatformPluginError(
             f"platform plugin {entry.describe()} names {qualname!r}, which does not "

@@ -18,18 +18,11 @@ from typing import TYPE_CHECKING, ClassVar, Protocol
 
 import torch
 
-from conformance.reference_engine.platforms.capabilities import (
-    DeviceCapability,
-    PlatformCapabilities,
-)
+from conformance.contract.capabilities import DeviceCapability, PlatformCapabilities
 
 if TYPE_CHECKING:
-    from conformance.reference_engine.attention.backend import AttentionSelectorConfig
-    from conformance.reference_engine.config import EngineConfig
-
-#: Version of the plugin contract these interfaces define; it goes into every result
-#: record, and changes whenever a rule or a signature here changes.
-CONTRACT_VERSION = "0.1"
+    from conformance.contract.attention import AttentionSelectorConfig
+    from conformance.contract.config import EngineConfig
 
 
 class DeviceEvent(Protocol):
@@ -45,8 +38,9 @@ class Platform(abc.ABC):
     """Base class of every platform plugin.
 
     Subclasses set the identity attributes and ``capabilities`` and implement the
-    abstract classmethods. ``current_platform`` (see ``conformance.platforms``) is
-    the class selected for this process.
+    abstract classmethods. The engine is handed the class (``LLM(platform=...)``
+    passes it down through ``EngineConfig.platform``) and never looks it up in a
+    global, so engines on different platforms can share a process.
     """
 
     # -- identity -------------------------------------------------------------------
@@ -63,8 +57,8 @@ class Platform(abc.ABC):
     #: What the platform declares it supports; everything else must be refused.
     capabilities: ClassVar[PlatformCapabilities]
     #: Import path of a module of the platform's own kernels for the model's per-token
-    #: ops (RMSNorm, RoPE, SiLU-and-mul, linear; see
-    #: ``conformance.reference_engine.layers.platform_ops``), or None for torch's.
+    #: ops (RMSNorm, RoPE, SiLU-and-mul, linear; signatures in
+    #: ``conformance.reference_engine.layers.custom_ops``), or None for torch's.
     custom_ops_module: ClassVar[str | None] = None
 
     # -- device runtime -------------------------------------------------------------
@@ -138,7 +132,7 @@ class Platform(abc.ABC):
 
     @classmethod
     @abc.abstractmethod
-    def Event(cls, enable_timing: bool = False) -> DeviceEvent:  # noqa: N802 (torch's name)
+    def Event(cls, enable_timing: bool = False) -> DeviceEvent:
         """A new device event (``record``, ``query``, ``synchronize``, ``elapsed_time``).
 
         Rule: after ``synchronize()`` a recorded event's ``query()`` is True; with
@@ -149,7 +143,7 @@ class Platform(abc.ABC):
 
     @classmethod
     @abc.abstractmethod
-    def Stream(cls):  # noqa: N802 (torch's name)
+    def Stream(cls):
         """A new stream object of the device (``torch.cuda.Stream``'s shape)."""
 
     @classmethod
@@ -202,7 +196,8 @@ class Platform(abc.ABC):
         """Qualified name of the ``WorkerBase`` subclass the executor instantiates.
 
         The default is the reference engine's generic ``Worker``, which reaches the
-        device only through ``current_platform``; override it for a custom worker.
+        device only through the platform in its config; override it for a custom
+        worker.
         """
         return "conformance.reference_engine.worker.worker.Worker"
 

@@ -16,7 +16,7 @@ import torch
 #: Optional features a platform may declare. Anything else in ``features`` is an error:
 #: a typo must not silently turn a feature's tests into ``not_supported``.
 KNOWN_FEATURES = frozenset(
-    {"sliding_window", "logits_soft_cap", "tensor_parallel", "prefix_caching"}
+    {"sliding_window", "logits_soft_cap", "tensor_parallel"}
 )
 
 #: KV-cache dtype names the kit knows; ``"auto"`` means "same as the model dtype".

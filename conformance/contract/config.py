@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
+from typing import TYPE_CHECKING
 
 import torch
+
+if TYPE_CHECKING:
+    from conformance.contract.platform import Platform
 
 
 @dataclasses.dataclass
@@ -37,3 +41,8 @@ class EngineConfig:
     #: ``"uni"`` (the worker in this process) or ``"mp"`` (one spawned process per
     #: rank); None picks ``"uni"`` for one rank and ``"mp"`` for more.
     distributed_executor_backend: str | None = None
+    #: The ``Platform`` class this engine runs on, set by ``LLM`` before the config
+    #: hooks run; every part of the engine finds its platform here. Classes pickle by
+    #: qualified name, so a platform given to a multi-process engine must be
+    #: importable by it.
+    platform: type[Platform] | None = None

@@ -1,4 +1,5 @@
-"""The attention contract: ``AttentionBackend``, ``AttentionImpl``, ``AttentionMetadata``.
+"""The attention contract: ``AttentionBackend``, ``AttentionImpl``, ``AttentionMetadata``
+and ``AttentionSelectorConfig``.
 
 Shapes follow vLLM's v1 backends. A batch is ragged: requests are laid end to end in
 ``query`` (``[num_tokens, num_heads, head_size]``), ``query_start_loc`` marks where

@@ -1,0 +1,76 @@
+"""The communicator contract: ``DeviceCommunicatorBase``.
+
+A communicator performs the collectives of tensor parallelism among the ranks of one
+group. ``torch.distributed`` must already be initialised with the platform's
+``dist_backend`` when more than one rank is involved; a world of size 1 is valid and
+needs no process group at all.
+"""
+
+from __future__ import annotations
+
+import abc
+
+import torch
+import torch.distributed as dist
+
+
+class DeviceCommunicatorBase(abc.ABC):
+    """Collectives among ``world_size`` ranks, each holding tensors on ``device``.
+
+    ``group`` is a ``torch.distributed`` process group (None = the default group).
+    Ranks are ranks within the group.
+    """
+
+    def __init__(
+        self, device: torch.device, group: dist.ProcessGroup | None = None
+    ) -> None:
+        self.device = device
+        self.group = group
+        initialised = dist.is_available() and dist.is_initialized()
+        self.world_size = dist.get_world_size(group) if initialised else 1
+        self.rank = dist.get_rank(group) if initialised else 0
+
+    @abc.abstractmethod
+    def all_reduce(self, tensor: torch.Tensor) -> torch.Tensor:
+        """Element-wise sum over all ranks. Rule: callers use the *returned* tensor,
+        which holds the sum on every rank; the input may or may not be modified."""
+
+    @abc.abstractmethod
+    def all_gather(self, tensor: torch.Tensor, dim: int = -1) -> torch.Tensor:
+        """Every rank's tensor concatenated along ``dim`` in rank order, on every rank."""
+
+    @abc.abstractmethod
+    def reduce_scatter(self, tensor: torch.Tensor, dim: int = -1) -> torch.Tensor:
+        """The sum over ranks, split into ``world_size`` equal chunks along ``dim``;
+        rank ``i`` receives chunk ``i``. ``tensor.shape[dim]`` must divide evenly."""
+
+    @abc.abstractmethod
+    def gather(
+        self, tensor: torch.Tensor, dst: int = 0, dim: int = -1
+    ) -> torch.Tensor | None:
+        """Every rank's tensor concatenated along ``dim`` on rank ``dst`` only;
+        every other rank gets None."""
+
+    @abc.abstractmethod
+    def broadcast(self, tensor: torch.Tensor, src: int = 0) -> torch.Tensor:
+        """Rank ``src``'s tensor copied in place into ``tensor`` on every rank, and
+        returned."""
+
+    @abc.abstractmethod
+    def send(self, tensor: torch.Tensor, dst: int | None = None) -> None:
+        """Send ``tensor`` to rank ``dst`` (default: the next rank in the ring),
+        blocking until it may be reused."""
+
+    @abc.abstractmethod
+    def recv(
+        self, size: torch.Size, dtype: torch.dtype, src: int | None = None
+    ) -> torch.Tensor:
+        """Receive a tensor of ``size`` and ``dtype`` from rank ``src`` (default: the
+        previous rank in the ring), allocated on ``self.device``."""
+
+    @abc.abstractmethod
+    def barrier(self) -> None:
+        """Return only once every rank has entered the barrier."""
+
+    def destroy(self) -> None:
+        """Release the communicator's own resources (not the process group)."""

@@ -1,0 +1,18 @@
+"""The platform's own kernels for the model's per-token ops (vLLM's ``CustomOp``).
+
+Each of the engine's layers has a torch implementation, which is the reference. A
+platform may name, in ``Platform.custom_ops_module``, a module holding kernels for any
+subset of ``OPS``; an engine on that platform calls them instead. Kernels must give
+the torch layer's result (to the dtype's rounding) and keep its signature:
+
+- ``rms_norm(x, weight, eps, residual=None) -> out``: ``weight * norm(x)``; with
+  ``residual``, ``norm(x + residual)``, and ``residual`` is updated in place to
+  ``x + residual``;
+- ``rotary_embedding(positions, x, cos, sin) -> out``: ``x`` ``[tokens, heads,
+  head_size]`` rotated (rotate-half form) by fp32 tables ``[max_position,
+  head_size // 2]``;
+- ``silu_and_mul(x) -> out``: ``silu(gate) * up`` for ``x = [gate, up]`` on the last dim;
+- ``linear(x, weight) -> out``: ``x @ weight.T``.
+"""
+
+OPS = ("rms_norm", "rotary_embedding", "silu_and_mul", "linear")

@@ -1,0 +1,64 @@
+"""Where a record came from: kit, contract, suites, plugin, device, host.
+
+The platform is asked through its own runtime methods; a plugin that raises there is
+recorded, not fatal (the suites report the broken rule itself).
+"""
+
+from __future__ import annotations
+
+import platform as host_platform
+import socket
+
+import torch
+
+from conformance._version import __version__
+from conformance.contract.discovery import PluginEntry
+from conformance.contract.platform import Platform
+from conformance.contract.version import CONTRACT_VERSION
+from conformance.results.provenance import suite_hash
+
+
+def _ask(query, default=None):
+    """Call a platform query for the record, the error in the value if it raises."""
+    try:
+        return query()
+    except Exception as exc:  # the plugin's bug, reported in the value
+        return f"<error: {type(exc).__name__}: {exc}>" if default is None else default
+
+
+def describe_device(platform: type[Platform]) -> dict:
+    capability = _ask(platform.get_device_capability)
+    return {
+        "type": platform.device_type,
+        "name": str(_ask(platform.get_device_name)),
+        "count": _ask(platform.device_count),
+        "capability": capability.as_version_str() if hasattr(capability, "as_version_str")
+        else (None if capability is None else str(capability)),
+        "total_memory": _ask(platform.get_device_total_memory),
+        "capabilities": _ask(platform.capabilities.as_record),
+    }
+
+
+def collect_provenance(
+    entry: PluginEntry, platform: type[Platform], command_line: list[str]
+) -> dict:
+    return {
+        "kit_version": __version__,
+        "contract_version": CONTRACT_VERSION,
+        "suite_hash": suite_hash(),
+        "plugin": {
+            "name": entry.name,
+            "distribution": entry.distribution,
+            "version": entry.version,
+            "platform_class": f"{platform.__module__}.{platform.__qualname__}",
+        },
+        "device": describe_device(platform),
+        "torch_version": torch.__version__,
+        "python_version": host_platform.python_version(),
+        "host": {
+            "hostname": socket.gethostname(),
+            "os": host_platform.platform(),
+            "machine": host_platform.machine(),
+        },
+        "command_line": [str(arg) for arg in command_line],
+    }
