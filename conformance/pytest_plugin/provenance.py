@@ -15,6 +15,7 @@ from conformance._version import __version__
 from conformance.contract.discovery import PluginEntry
 from conformance.contract.platform import Platform
 from conformance.contract.version import CONTRACT_VERSION
+from conformance.results.ci_provenance import ci_provenance
 from conformance.results.provenance import suite_hash
 
 
@@ -42,7 +43,8 @@ def describe_device(platform: type[Platform]) -> dict:
 def collect_provenance(
     entry: PluginEntry, platform: type[Platform], command_line: list[str]
 ) -> dict:
-    return {
+    """The record's provenance; under Buildkite also the build that made it."""
+    provenance = {
         "kit_version": __version__,
         "contract_version": CONTRACT_VERSION,
         "suite_hash": suite_hash(),
@@ -62,3 +64,7 @@ def collect_provenance(
         },
         "command_line": [str(arg) for arg in command_line],
     }
+    ci = ci_provenance()
+    if ci is not None:
+        provenance["ci"] = ci
+    return provenance

@@ -76,8 +76,13 @@ def test_the_device_step_uploads_its_record_and_junit(device_job):
     assert status == NOT_CONFORMANT  # the run's own verdict is the step's exit status
     assert verify_record(record).exit_code == NOT_CONFORMANT
     assert (store / "artifacts" / "results" / "cpu" / f"{JOB_ID}.junit.xml").is_file()
-    tests = json.loads(record.read_text())["tests"]
-    assert tests and all(t["contract"].startswith("platform.") for t in tests)
+    content = json.loads(record.read_text())
+    assert content["tests"] and all(t["contract"].startswith("platform.") for t in content["tests"])
+    assert content["provenance"]["ci"] == {
+        "provider": "buildkite", "build_url": BUILD_URL, "job_id": JOB_ID,
+        "step_key": "conformance-cpu", "pipeline_slug": "conformance", "agent_name": "cpu-agent-1",
+        "queue": "cpu", "commit": "8e307f1" * 5,
+    }
 
 
 def test_the_device_step_annotates_its_verdict_and_stores_it(device_job):
@@ -117,6 +122,7 @@ def test_the_collector_builds_the_matrix_from_the_uploaded_record(device_job):
     (column,) = matrix["columns"]
     record = next((store / "artifacts" / "results" / "cpu").glob("*.record.json"))
     assert column["plugin"] == "cpu" and column["verdict"] == "NOT CONFORMANT"
+    assert column["ci_build"] == BUILD_URL
     assert column["counts"]["passed"] == json.loads(record.read_text())["summary"]["passed"]
     annotation = (store / "annotations" / "support-matrix.md").read_text()
     assert annotation == (site / "matrix.md").read_text()
