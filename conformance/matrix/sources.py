@@ -18,7 +18,7 @@ from conformance.matrix.kits import KnownKits
 from conformance.matrix.model import Rejection
 from conformance.results import outcomes, reading
 from conformance.results.record import roll_up_contracts
-from conformance.results.verify import INVALID, verify_record
+from conformance.results.verify import INVALID, verify_loaded
 
 
 @dataclasses.dataclass(frozen=True)
@@ -94,7 +94,7 @@ def _accept(path: Path, within: Path | None, kits: KnownKits) -> Accepted:
         return Accepted(path, raw, data, "NOT CHECKED",
                         f"not checked by this kit ({kits.installed.version}): the record is "
                         f"from kit {kit}, whose own `conformance verify` checks it")
-    verdict = verify_record(path)
+    verdict = verify_loaded(data, path)
     if verdict.exit_code == INVALID:
         raise reading.UnreadableRecord(verdict.line.removeprefix("INVALID: "))
     return Accepted(path, raw, data, verdict.line.split(":", 1)[0], verdict.line)

@@ -14,17 +14,17 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import enum
 import json
 from collections import Counter
 from importlib import resources
 from pathlib import Path
 
-import jsonschema
-
 from conformance.contract.version import CONTRACT_VERSION
-from conformance.results import outcomes
+from conformance.results import outcomes, reading
 from conformance.results.provenance import suite_hash
+from conformance.results.reading import load_schema as load_schema
 from conformance.results.record import roll_up_contracts
 
 
@@ -58,27 +58,25 @@ ALLOWED = (outcomes.PASSED, outcomes.NOT_SUPPORTED, outcomes.WAIVED)
 
 def load_mustpass() -> dict[str, str]:
     """Required contract ids of this kit release, with their rules."""
+    return dict(_mustpass())
+
+
+# Read once per process: the matrix verifies a thousand records in one.
+@functools.cache
+def _mustpass() -> dict[str, str]:
     text = (resources.files("conformance.results") / "mustpass.json").read_text()
     return json.loads(text)["contracts"]
 
 
-def load_schema() -> dict:
-    text = (resources.files("conformance.results") / "record.schema.json").read_text()
-    return json.loads(text)
-
-
-def _schema_problems(record: object) -> list[str]:
-    validator = jsonschema.Draft202012Validator(load_schema())
-    return [
-        f"{'/'.join(map(str, error.absolute_path)) or '<root>'}: {error.message}"
-        for error in sorted(validator.iter_errors(record), key=lambda e: list(e.path))
-    ]
+@functools.cache
+def _installed_suite_hash() -> str:
+    return suite_hash()
 
 
 def _consistency_problems(record: dict) -> list[str]:
     problems = []
     provenance = record["provenance"]
-    if provenance["suite_hash"] != suite_hash():
+    if provenance["suite_hash"] != _installed_suite_hash():
         problems.append(
             "suite hash differs from the installed suites: the record was made by "
             f"another kit version or modified suites ({provenance['kit_version']})"
@@ -104,13 +102,16 @@ def verify_record(path: str | Path) -> Verdict:
     """Check the record at ``path``; see the module docstring for the verdicts."""
     path = Path(path)
     try:
-        record = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        return Verdict(INVALID, f"INVALID: cannot read {path}: {exc.strerror}")
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        return Verdict(INVALID, f"INVALID: {path} is not a JSON file ({exc})")
+        _, record = reading.read_record(path)
+    except reading.UnreadableRecord as exc:
+        return Verdict(INVALID, f"INVALID: {path}: {exc}")
+    return verify_loaded(record, path)
 
-    problems = _schema_problems(record) or _consistency_problems(record)
+
+def verify_loaded(record: object, path: str | Path) -> Verdict:
+    """The verdict on ``record``, already read from ``path`` (which names it in the
+    verdict line) by ``reading.read_record``."""
+    problems = reading.schema_problems(record) or _consistency_problems(record)
     if problems:
         more = f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""
         return Verdict(INVALID, f"INVALID: {path}: {problems[0]}{more}", tuple(problems))

@@ -32,6 +32,7 @@ def make_record(results: dict[str, str | list[tuple[str, str]]], *, plugin: str 
                 device: str = "Test CPU", started: str = "2026-11-20T10:00:00+00:00",
                 complete: bool = True, kit: Kit | None = None,
                 capabilities: dict | str | None = None, extra: dict | None = None,
+                ci: dict | None = None,
                 distribution: str = "conformance", version: str = "0.1.0") -> dict:
     """A record whose contracts end as ``results`` says: an outcome per contract, or a
     list of (outcome, message) per test of it."""
@@ -62,6 +63,8 @@ def make_record(results: dict[str, str | list[tuple[str, str]]], *, plugin: str 
         "contracts": roll_up_contracts(tests),
         "summary": outcomes.count(t["outcome"] for t in tests),
     }
+    if ci is not None:
+        record["provenance"]["ci"] = ci
     record.update(extra or {})
     return record
 

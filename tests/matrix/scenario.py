@@ -62,13 +62,14 @@ def write_scenario(folder: Path) -> dict[str, Path]:
     del npu[NPU_ABSENT]
     paths["npu"] = write_record(folder, "npu/npu.record.json", make_record(
         npu, plugin="npu", device="NPU-9", distribution=f"npu-plugin {HOSTILE}",
-        started="2026-11-22T09:00:00+00:00",
+        started="2026-11-22T09:00:00+00:00", ci={"provider": "buildkite", "build_url": "javascript:alert(4)"},
         capabilities={"dtypes": ["bfloat16"], "head_sizes": [128], "block_sizes": [128],
                       "kv_cache_dtypes": ["auto"], "max_world_size": 1,
                       "features": ["sliding_window"]}))
     paths["gpu"] = write_record(folder, "gpu/killed.record.json", make_record(
         {c: "passed" for c in CONTRACTS[:10]}, plugin="gpu", device="GPU X", complete=False,
-        started="2026-11-23T09:00:00+00:00"))
+        started="2026-11-23T09:00:00+00:00",
+        ci={"provider": "buildkite", "build_url": "https://buildkite.example/builds/7"}))
     paths["old"] = write_record(folder, "old/old.record.json", make_record(
         all_passed(), plugin="old", device="Old Board", started="2026-09-01T00:00:00+00:00"))
     paths["legacy-old"] = write_record(folder, "legacy/a.record.json", make_record(

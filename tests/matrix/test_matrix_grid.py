@@ -66,8 +66,10 @@ def test_an_incomplete_record_is_partial_with_what_it_covers(matrix):
     assert column(matrix, "cpu").partial is None
 
 
-def test_header_carries_versions_host_and_verdict(matrix):
-    npu = column(matrix, "npu")
+def test_header_carries_versions_host_verdict_and_only_http_build_links(matrix):
+    gpu, npu = column(matrix, "gpu"), column(matrix, "npu")
+    assert gpu.ci_build == "https://buildkite.example/builds/7"
+    assert npu.ci_build is None  # its record says javascript:
     assert npu.verdict == "NOT CONFORMANT" and npu.verdict_line.startswith("NOT CONFORMANT: npu")
     assert (npu.kit_version, npu.contract_version) == (matrix.kit_version, matrix.contract_version)
     assert npu.host == "builder (x86_64, Linux)"
