@@ -86,10 +86,12 @@ def _accept(path: Path, within: Path | None, kits: KnownKits) -> Accepted:
     kit_problem = kits.problem(data["provenance"])
     if kit_problem:
         raise reading.UnreadableRecord(kit_problem)
-    if data["contracts"] != roll_up_contracts(data["tests"]) or \
-            data["summary"] != outcomes.count(t["outcome"] for t in data["tests"]):
-        raise reading.UnreadableRecord("its roll-ups do not match its tests (edited by hand?)")
     if not kits.is_installed(data["provenance"]):
+        # This kit's verifier checks only its own records; the roll-ups of an earlier
+        # release's are checked here, as that release's verifier would.
+        if data["contracts"] != roll_up_contracts(data["tests"]) or \
+                data["summary"] != outcomes.count(t["outcome"] for t in data["tests"]):
+            raise reading.UnreadableRecord("its roll-ups do not match its tests (edited by hand?)")
         kit = data["provenance"]["kit_version"]
         return Accepted(path, raw, data, "NOT CHECKED",
                         f"not checked by this kit ({kits.installed.version}): the record is "

@@ -14,8 +14,8 @@
 from __future__ import annotations
 
 import dataclasses
-import functools
 import enum
+import functools
 import json
 from collections import Counter
 from importlib import resources

@@ -54,7 +54,7 @@ def write_bad_records(folder, outside):
         "link": f"a symlink out of {folder}",
         "tampered": f"made by a modified kit: its suite hash is not kit {kit.version}'s",
         "unknown-kit": "made by kit 9.9.9, which is neither this kit nor a known release",
-        "edited": "its roll-ups do not match its tests",
+        "edited": "per-contract roll-up does not match the test entries",
     }
 
 
