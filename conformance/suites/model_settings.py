@@ -1,5 +1,10 @@
 """What the Worker and Engine suites share: the tiny model they run, its limits, the
-reference platform they compare with, and how they run it on the host."""
+reference platform they compare with, and how they run it on the host.
+
+The model is chosen from the plugin's declaration: the tiny preset in a head size the
+plugin declares, in a declared dtype and block size. Where the reference platform
+cannot run that shape (a head size or block size only the plugin has), the tests are
+``not_supported``: there is nothing to compare with, which is not the plugin's fault."""
 
 from __future__ import annotations
 
@@ -10,8 +15,9 @@ import torch
 
 from conformance.contract.discovery import load_platform
 from conformance.contract.platform import Platform
+from conformance.reference_engine.models.config import tiny_variant
+from conformance.suites.support import not_supported
 
-MODEL = "tiny"
 MAX_MODEL_LEN = 128
 
 
@@ -49,6 +55,26 @@ def block_size_for(platform: type[Platform]) -> int:
     """16 (the engine's default) where declared, else the first declared size."""
     block_sizes = platform.capabilities.block_sizes
     return 16 if 16 in block_sizes else block_sizes[0]
+
+
+def model_for(platform: type[Platform]) -> str:
+    """The tiny model in the smallest head size the platform declares."""
+    return tiny_variant(min(platform.capabilities.head_sizes))
+
+
+def require_reference_runs(platform: type[Platform]) -> None:
+    """End the test as ``not_supported`` unless the reference platform declares the
+    head size, dtype and block size the suites run ``platform`` in."""
+    reference = reference_platform().capabilities
+    gaps = [f"head size {size}" for size in [min(platform.capabilities.head_sizes)]
+            if size not in reference.head_sizes]
+    gaps += [f"dtype {dtype_name(dtype)}" for dtype in [suite_dtype(platform)]
+             if dtype not in reference.dtypes]
+    gaps += [f"block size {size}" for size in [block_size_for(platform)]
+             if size not in reference.block_sizes]
+    if gaps:
+        not_supported(f"the reference platform cannot run {', '.join(gaps)}, the smallest "
+                      "model this platform declares: there is nothing to compare with")
 
 
 def dtype_name(dtype: torch.dtype) -> str:

@@ -4,8 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-#: Correct plugins: the suites must pass them completely.
-GOOD = {"good_cpu": "kit_test_plugins:GoodPlatform.plugin"}
+#: Correct plugins: the suites must pass them completely (what they do not declare is
+#: ``not_supported``, never a failure or an error).
+GOOD = {
+    "good_cpu": "kit_test_plugins:GoodPlatform.plugin",
+    "narrow_bf16": "kit_test_plugins.narrow:NarrowBf16Platform.plugin",
+    "narrow_fp16": "kit_test_plugins.narrow:NarrowFp16Platform.plugin",
+    "narrow_block128": "kit_test_plugins.narrow:NarrowBlock128Platform.plugin",
+}
 
 #: Broken plugins: entry point, the suite that must catch it, and exactly the
 #: contracts that suite must fail.

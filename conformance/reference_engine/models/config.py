@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 
 SUPPORTED_ARCHITECTURES = ("LlamaForCausalLM",)
 # config.json keys that mean a model this engine would compute wrongly if it ignored them.
@@ -69,13 +70,27 @@ PRESETS = {
 }
 
 
+#: ``tiny-h<N>``: the tiny preset with attention heads of size N (a multiple of 8), for
+#: platforms that declare other head sizes than the tiny preset's 32.
+_TINY_VARIANT = re.compile(r"tiny-h([1-9][0-9]*)")
+
+
+def tiny_variant(head_size: int) -> str:
+    """The preset name of the tiny model with heads of ``head_size``."""
+    return "tiny" if head_size == PRESETS["tiny"].head_size else f"tiny-h{head_size}"
+
+
 def get_model_config(model: str) -> ModelConfig:
-    """The preset called ``model``, or the config of the Hugging Face folder ``model``."""
+    """The preset called ``model`` (``tiny``, ``small``, or ``tiny-h<N>``), or the config
+    of the Hugging Face folder ``model``."""
     if model in PRESETS:
         return PRESETS[model]
+    if (variant := _TINY_VARIANT.fullmatch(model)) and int(variant[1]) % 8 == 0:
+        return dataclasses.replace(PRESETS["tiny"], head_dim=int(variant[1]))
     if not os.path.isdir(model):
         raise ValueError(
-            f"model {model!r} is neither a preset ({', '.join(PRESETS)}) nor an existing folder"
+            f"model {model!r} is neither a preset ({', '.join(PRESETS)}, tiny-h<N> for a head "
+            "size N that is a multiple of 8) nor an existing folder"
         )
     path = os.path.join(model, "config.json")
     if not os.path.isfile(path):

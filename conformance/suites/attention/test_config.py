@@ -47,13 +47,25 @@ def test_validate_configuration_accepts_declared(platform, capabilities):
         assert reasons == [], f"refuses declared {config}: {reasons}"
 
 
+def _refused_at_selection(platform, config: AttentionSelectorConfig) -> bool:
+    try:
+        platform.get_attn_backend_cls(config)
+    except ValueError:
+        return True
+    return False
+
+
 @pytest.mark.contract("attention.config.refuses_undeclared")
 def test_refuses_undeclared_instead_of_computing(platform, capabilities):
-    """For a configuration outside the declared set, ``validate_configuration``
-    returns a non-empty reason, and a layer built anyway raises ``ValueError`` from
-    ``forward`` instead of computing."""
+    """A configuration outside the declared set is refused: by the platform when it
+    selects a backend (``get_attn_backend_cls`` raises ``ValueError``, so no engine
+    can build the layer), or else by the backend, whose ``validate_configuration``
+    returns a non-empty reason and whose layer, built anyway, raises ``ValueError``
+    from ``forward`` instead of computing."""
     backend = backend_for(platform, _declared(capabilities))
     for axis, config in _undeclared_variants(capabilities):
+        if _refused_at_selection(platform, config):
+            continue
         reasons = backend.validate_configuration(config)
         assert reasons and all(isinstance(r, str) and r for r in reasons), (
             f"{backend.__name__} gives no reason to refuse an undeclared {axis}: {config}")

@@ -19,8 +19,7 @@ PROMPTS = [[(17 * n + 5 * k) % 4000 + 10 for k in range(length)]
 MAX_TOKENS = 12
 GREEDY = SamplingParams(temperature=0.0, max_tokens=MAX_TOKENS, logprobs=TOP_N, ignore_eos=True)
 SEEDED = SamplingParams(temperature=1.0, seed=4321, max_tokens=MAX_TOKENS, ignore_eos=True)
-LLM_SETTINGS = dict(model=model_settings.MODEL, max_model_len=model_settings.MAX_MODEL_LEN,
-                    max_num_seqs=8)
+LLM_SETTINGS = dict(max_model_len=model_settings.MAX_MODEL_LEN, max_num_seqs=8)
 
 
 @dataclasses.dataclass
@@ -43,15 +42,17 @@ class Generations:
     def __init__(self, platform) -> None:
         self.platform = platform
         self.reference = model_settings.reference_platform()
-        #: The plugin's block size, for the reference too: the same paging on both.
+        #: The plugin's model and block size, for the reference too: the same shapes
+        #: and paging on both.
+        self.model = model_settings.model_for(platform)
         self.block_size = model_settings.block_size_for(platform)
         self._cache: dict = {}
 
     def _generate(self, on_plugin: bool, dtype: torch.dtype, extra=None):
         platform = self.platform if on_plugin else self.reference
         with model_settings.host_threads():
-            llm = LLM(dtype=dtype_name(dtype), platform=platform, block_size=self.block_size,
-                      **LLM_SETTINGS)
+            llm = LLM(model=self.model, dtype=dtype_name(dtype), platform=platform,
+                      block_size=self.block_size, **LLM_SETTINGS)
             try:
                 return completions(llm, PROMPTS, GREEDY), extra(llm) if extra else None
             finally:

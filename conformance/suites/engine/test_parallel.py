@@ -32,7 +32,7 @@ def test_tensor_parallel_matches_one_rank(platform, generations, suite_dtype):
         pytest.skip(reason)
     params = dataclasses.replace(GREEDY, max_tokens=MAX_TOKENS)
     with host_threads():
-        llm = LLM(dtype=dtype_name(suite_dtype), platform=platform,
+        llm = LLM(model=generations.model, dtype=dtype_name(suite_dtype), platform=platform,
                   block_size=block_size_for(platform), tensor_parallel_size=WORLD_SIZE,
                   distributed_executor_backend="mp", **LLM_SETTINGS)
         try:

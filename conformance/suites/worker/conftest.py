@@ -18,8 +18,10 @@ def tolerance(suite_dtype):
 
 @pytest.fixture(scope="session")
 def worker_config(platform, suite_dtype):
-    """The tiny model's engine config on the platform under test."""
-    return driving.engine_config(platform, suite_dtype)
+    """The tiny model's engine config on the platform under test, in a head size, dtype
+    and block size it declares (``not_supported`` where the reference cannot run it)."""
+    model_settings.require_reference_runs(platform)
+    return driving.engine_config(platform, suite_dtype, model_settings.model_for(platform))
 
 
 @pytest.fixture(scope="session")
@@ -32,7 +34,8 @@ def steps(worker_config):
 def reference_run(suite_dtype, worker_config, steps):
     """The script on the reference platform's worker, same model, dtype and block size."""
     reference = model_settings.reference_platform()
-    config = driving.engine_config(reference, suite_dtype, block_size=worker_config.block_size)
+    config = driving.engine_config(reference, suite_dtype, worker_config.model,
+                                   block_size=worker_config.block_size)
     return driving.run_in_process(config, steps)
 
 

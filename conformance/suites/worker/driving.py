@@ -26,7 +26,7 @@ from conformance.contract.worker import (
 from conformance.reference_engine.executor import MultiprocExecutor, UniProcExecutor
 from conformance.reference_engine.models.config import get_model_config
 from conformance.suites.closeness import TOP_N, Logprobs, Tolerance, position_problem
-from conformance.suites.model_settings import MAX_MODEL_LEN, MODEL, block_size_for, host_threads
+from conformance.suites.model_settings import MAX_MODEL_LEN, block_size_for, host_threads
 
 #: KV-cache blocks of the script's workers: room for every request of the script.
 NUM_BLOCKS = 48
@@ -41,12 +41,12 @@ EXECUTOR_CALLS = {
 GREEDY = SamplingParams(temperature=0.0, logprobs=TOP_N)
 
 
-def engine_config(platform: type[Platform], dtype: torch.dtype, **overrides) -> EngineConfig:
-    """The config ``LLM`` would build for the tiny model on ``platform``."""
-    model_config = get_model_config(MODEL)
+def engine_config(platform: type[Platform], dtype: torch.dtype, model: str, **overrides) -> EngineConfig:
+    """The config ``LLM`` would build for the tiny ``model`` on ``platform``."""
+    model_config = get_model_config(model)
     settings = dict(block_size=block_size_for(platform),
                     max_model_len=MAX_MODEL_LEN, max_num_seqs=8, max_num_batched_tokens=256)
-    config = EngineConfig(model=MODEL, architecture=model_config.architecture, dtype=dtype,
+    config = EngineConfig(model=model, architecture=model_config.architecture, dtype=dtype,
                           platform=platform, **{**settings, **overrides})
     platform.check_and_update_config(config)
     config.attention_backend = platform.get_attn_backend_cls(AttentionSelectorConfig(

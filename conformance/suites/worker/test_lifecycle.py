@@ -6,17 +6,16 @@ from __future__ import annotations
 import pytest
 
 from conformance.reference_engine.models.config import get_model_config
-from conformance.suites import model_settings
 from conformance.suites.worker import driving
 
 
 @pytest.mark.contract("worker.lifecycle.in_process")
-def test_full_lifecycle_in_process(plugin_run):
+def test_full_lifecycle_in_process(worker_config, plugin_run):
     """Driven in process in the engine's order (init_device, load_model,
     determine_available_memory, initialize_cache, execute_model repeatedly,
     check_health, shutdown), the worker completes every call and each step returns
     one in-vocabulary token per request that reaches its end, in schedule order."""
-    vocab = get_model_config(model_settings.MODEL).vocab_size
+    vocab = get_model_config(worker_config.model).vocab_size
     for i, (step, result) in enumerate(zip(plugin_run.steps, plugin_run.results)):
         expected = [r.request_id for r in step.output.requests if r.sample]
         assert result.req_ids == expected, f"step {i}: sampled {result.req_ids}, expected {expected}"

@@ -12,7 +12,6 @@ import pytest
 from conformance.reference_engine.executor import UniProcExecutor
 from conformance.reference_engine.models.config import get_model_config
 from conformance.reference_engine.worker.model_runner import kv_cache_block_bytes
-from conformance.suites import model_settings
 from conformance.suites.worker import driving
 
 #: Two memory fractions the worker must keep within.
@@ -40,12 +39,13 @@ def test_available_memory_stable(plugin_run):
 
 @pytest.mark.contract("worker.memory.fraction")
 @pytest.mark.parametrize("fraction", FRACTIONS)
-def test_available_memory_honours_fraction(platform, suite_dtype, fraction):
+def test_available_memory_honours_fraction(platform, worker_config, fraction):
     """With ``memory_fraction`` f, ``determine_available_memory()`` is at most f times
     the device's total memory, less what the worker itself took on the device in
     loading the model."""
     index = platform.current_device()
-    config = driving.engine_config(platform, suite_dtype, memory_fraction=fraction)
+    config = driving.engine_config(platform, worker_config.dtype, worker_config.model,
+                                   block_size=worker_config.block_size, memory_fraction=fraction)
     gc.collect()
     before = platform.memory_allocated(index)
     executor = UniProcExecutor(config)
@@ -67,7 +67,7 @@ def test_shutdown_gives_memory_back(platform, worker_config, steps):
     a large KV cache added (the growth must show at least half the cache's size)."""
     index = platform.current_device()
     backend = pkgutil.resolve_name(worker_config.attention_backend)
-    block_bytes = kv_cache_block_bytes(worker_config, get_model_config(model_settings.MODEL), backend)
+    block_bytes = kv_cache_block_bytes(worker_config, get_model_config(worker_config.model), backend)
     gc.collect()
     platform.synchronize()
     before = platform.memory_allocated(index)

@@ -143,7 +143,14 @@ class AcceptingEverythingBackend(CpuAttentionBackend):
 
 
 class AcceptingEverythingPlatform(AttentionTestPlatform):
+    """Selects its backend for any configuration, without checking its declaration,
+    so nothing between the engine and the backend's kernels refuses."""
+
     attention_backend = f"{__name__}.AcceptingEverythingBackend"
+
+    @classmethod
+    def get_attn_backend_cls(cls, config) -> str:
+        return cls.attention_backend
 
 
 class RefusingHeadSize256Backend(CpuAttentionBackend):
