@@ -98,5 +98,5 @@ def _accept(path: Path, within: Path | None, kits: KnownKits) -> Accepted:
                         f"from kit {kit}, whose own `conformance verify` checks it")
     verdict = verify_loaded(data, path)
     if verdict.exit_code == INVALID:
-        raise reading.UnreadableRecord(verdict.line.removeprefix("INVALID: "))
+        raise reading.UnreadableRecord(verdict.line.removeprefix(f"INVALID: {path}: "))
     return Accepted(path, raw, data, verdict.line.split(":", 1)[0], verdict.line)
