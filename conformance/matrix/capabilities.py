@@ -59,16 +59,16 @@ def declared(record: Accepted) -> dict[str, list[str]]:
 def _judge(record: Accepted, kind: str, value: str) -> CapabilityCell:
     contracts = (*EXERCISED_BY[kind], *EXERCISED_BY_VALUE.get((kind, value), ()))
     if not contracts:
-        return CapabilityCell("unverified", "declared; no contract of this kit exercises it")
+        return CapabilityCell("unverified", "no contract of this kit exercises it")
     results = record.data["contracts"]
     failing = [f"{c}: {results[c]['outcome']}" for c in contracts
                if c in results and results[c]["outcome"] not in ("passed", "skipped")]
     if failing:
-        return CapabilityCell("failing", "declared but failing: " + "; ".join(failing))
+        return CapabilityCell("failing", "; ".join(failing))
     missing = [c for c in contracts if results.get(c, {}).get("outcome") != "passed"]
     if missing:
-        return CapabilityCell("unverified", "declared; not run: " + ", ".join(missing))
-    return CapabilityCell("verified", f"declared and verified by {len(contracts)} contracts")
+        return CapabilityCell("unverified", "not run: " + ", ".join(missing))
+    return CapabilityCell("verified", f"{len(contracts)} contracts passed")
 
 
 def capability_rows(columns: list[Column], records: list[Accepted]) -> list[CapabilityRow]:
@@ -81,7 +81,7 @@ def capability_rows(columns: list[Column], records: list[Accepted]) -> list[Capa
                         key=lambda v: (not v.isdigit(), int(v) if v.isdigit() else 0, v))
         for value in values:
             cells = {column.id: _judge(record, kind, value) if value in declaration.get(kind, ())
-                     else CapabilityCell("not_declared", "not declared")
+                     else CapabilityCell("not_declared", "")
                      for column, record, declaration in zip(columns, records, declarations)}
             if (kind, value) == ("features", "tensor_parallel"):
                 cells = {c.id: _with_world_size(cells[c.id], r) for c, r in zip(columns, records)}
