@@ -4,6 +4,8 @@ One module per interface, each rule stated once, in the docstring of what it gov
 
 - ``platform``: ``Platform``, the class a plugin registers (identity, declared
   capabilities, device runtime, factories, config hooks);
+- ``torch_device``: ``TorchDevicePlatform``, a ``Platform`` whose device runtime is
+  forwarded to a torch device module (``torch.cuda``, ``torch.xpu``, ...);
 - ``capabilities``: ``PlatformCapabilities`` and ``DeviceCapability``;
 - ``attention``: ``AttentionBackend``, ``AttentionImpl``, ``AttentionMetadata``,
   ``AttentionSelectorConfig``;
@@ -28,6 +30,7 @@ _EXPORTS = {
     "KNOWN_FEATURES": "capabilities",
     "PlatformCapabilities": "capabilities",
     "Platform": "platform",
+    "TorchDevicePlatform": "torch_device",
     "AttentionBackend": "attention",
     "AttentionImpl": "attention",
     "AttentionMetadata": "attention",

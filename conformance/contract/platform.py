@@ -73,14 +73,22 @@ class Platform(abc.ABC):
     @classmethod
     @abc.abstractmethod
     def device_count(cls) -> int:
-        """Number of visible devices. Rule: >= 1 whenever ``is_available()``."""
+        """Number of visible devices. Rule: >= 1 whenever ``is_available()``.
+
+        Devices, not ranks: several ranks may share one device (the engine puts rank
+        ``r`` on device ``r % device_count()``), so a one-device platform answers 1
+        and still runs tensor parallel over a backend that allows it (gloo).
+        """
 
     @classmethod
     @abc.abstractmethod
     def set_device(cls, device: torch.device) -> None:
         """Make ``device`` current for this process.
 
-        Rule: afterwards ``current_device()`` returns ``device.index`` (0 when None).
+        Rule: accepts ``torch.device(device_type, i)`` for every ``i`` below
+        ``device_count()``, again and again, and in several processes at once for
+        the same ``i`` (ranks sharing a device each call it); afterwards
+        ``current_device()`` returns ``device.index`` (0 when None).
         """
 
     @classmethod
@@ -144,7 +152,13 @@ class Platform(abc.ABC):
     @classmethod
     @abc.abstractmethod
     def Stream(cls):
-        """A new stream object of the device (``torch.cuda.Stream``'s shape)."""
+        """A new stream of the device (``torch.cuda.Stream``'s shape).
+
+        Rule: returns an object (never None), and where torch has a stream context
+        manager for the device type (``torch.<device_type>.stream``), that context
+        manager accepts it: ``with torch.<device_type>.stream(platform.Stream()):``
+        enters and leaves without error.
+        """
 
     @classmethod
     @abc.abstractmethod
