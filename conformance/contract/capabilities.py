@@ -63,7 +63,12 @@ class PlatformCapabilities:
         return feature in self.features
 
     def validate(self) -> list[str]:
-        """Reasons this declaration is malformed or self-contradictory (empty if none)."""
+        """Reasons this declaration is malformed or self-contradictory (empty if none).
+
+        Every problem at once: a field of the wrong type (a ``set`` where a
+        ``frozenset`` belongs) is reported, and its contents are still checked, so a
+        typo inside it is not hidden behind the type error.
+        """
         problems = []
         for name in ("dtypes", "head_sizes", "block_sizes", "kv_cache_dtypes"):
             value = getattr(self, name)
@@ -71,27 +76,26 @@ class PlatformCapabilities:
                 problems.append(f"{name} must be a non-empty tuple, got {value!r}")
         if not isinstance(self.features, frozenset):
             problems.append(f"features must be a frozenset, got {self.features!r}")
-        if problems:
-            return problems
-        for dtype in self.dtypes:
+        for dtype in _items(self.dtypes):
             if dtype not in KNOWN_DTYPES:
                 problems.append(f"dtype {dtype!r} is not one of {KNOWN_DTYPES}")
-        for size in self.head_sizes:
+        for size in _items(self.head_sizes):
             if not isinstance(size, int) or size <= 0 or size % 8:
                 problems.append(f"head size {size!r} is not a positive multiple of 8")
-        for size in self.block_sizes:
+        for size in _items(self.block_sizes):
             if not isinstance(size, int) or size <= 0 or size & (size - 1):
                 problems.append(f"block size {size!r} is not a positive power of two")
-        for name in self.kv_cache_dtypes:
+        for name in _items(self.kv_cache_dtypes):
             if name not in KNOWN_KV_CACHE_DTYPES:
                 problems.append(
                     f"kv-cache dtype {name!r} is not one of {sorted(KNOWN_KV_CACHE_DTYPES)}"
                 )
-        for feature in self.features - KNOWN_FEATURES:
+        features = set(_items(self.features))
+        for feature in sorted(features - KNOWN_FEATURES, key=repr):
             problems.append(f"unknown feature {feature!r}")
         if not isinstance(self.max_world_size, int) or self.max_world_size < 1:
             problems.append(f"max_world_size {self.max_world_size!r} is not >= 1")
-        elif ("tensor_parallel" in self.features) != (self.max_world_size > 1):
+        elif ("tensor_parallel" in features) != (self.max_world_size > 1):
             problems.append(
                 "feature 'tensor_parallel' must be declared exactly when "
                 f"max_world_size > 1 (max_world_size={self.max_world_size})"
@@ -112,3 +116,11 @@ class PlatformCapabilities:
             "model_architectures": list(self.model_architectures),
             "quantizations": list(self.quantizations),
         }
+
+
+def _items(value) -> tuple:
+    """The members of a declared collection, whatever its (possibly wrong) type; a
+    lone string or number counts as no members (its type error is reported)."""
+    if isinstance(value, (tuple, list, set, frozenset)):
+        return tuple(value)
+    return ()
