@@ -12,6 +12,8 @@
 - ``conformance matrix build RECORDS... -o SITE`` writes the support matrix;
   ``conformance matrix check matrix/records`` reviews submitted records
   (``conformance/matrix/cli.py``).
+- ``conformance init PATH --name NAME`` writes a plugin package to start from
+  (``conformance/scaffold/cli.py``).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from pathlib import Path
 from conformance._version import __version__
 from conformance.ci import cli as pipeline_cli
 from conformance.matrix import cli as matrix_cli
+from conformance.scaffold import cli as init_cli
 
 
 def _default_record_path(platform: str) -> Path:
@@ -50,14 +53,33 @@ def run(args: argparse.Namespace, pytest_args: list[str]) -> int:
     env = {**os.environ, COMMAND_LINE_ENV_VAR: json.dumps(["conformance", *sys.argv[1:]])}
     # A child process, so that whatever the plugin does to its process, the verdict
     # below is still printed from whatever the record holds.
-    exit_status = subprocess.call(command, env=env)
+    exit_status = _call_through_ctrl_c(command, env)
     if not record.exists():
         print(f"conformance: no record was written to {record} "
               f"(pytest exited with {exit_status})", file=sys.stderr)
         return exit_status or 2
     verdict = verify_record(record)
+    if exit_status in _INTERRUPTED:
+        print(f"conformance run: interrupted; the record {record} is kept, marked incomplete "
+              f"({verdict.line.split(': ', 1)[0]})", file=sys.stderr)
+        return 130
     print(verdict.line)
     return verdict.exit_code
+
+
+#: pytest's exit status for an interrupted session, and a child killed by SIGINT.
+_INTERRUPTED = (2, -signal.SIGINT)
+
+
+def _call_through_ctrl_c(command: list[str], env: dict[str, str]) -> int:
+    """Run ``command`` to its end. Ctrl-C reaches the child from the terminal; this
+    process only waits for it to finish its record instead of dying mid-wait with a
+    traceback. A handler, not SIG_IGN: the child must not inherit an ignored SIGINT."""
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: None)
+    try:
+        return subprocess.call(command, env=env)
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def verify(args: argparse.Namespace) -> int:
@@ -116,6 +138,7 @@ def build_parser() -> argparse.ArgumentParser:
     run_parser.add_argument("--record", metavar="PATH",
                             help="where to write the record "
                             "(default: conformance-NAME.record.json)")
+    parser.run_parser = run_parser  # main() refuses mistyped pytest options with its usage
 
     verify_parser = commands.add_parser(
         "verify", help="check result records and print a verdict for each",
@@ -130,6 +153,7 @@ def build_parser() -> argparse.ArgumentParser:
     contracts_parser.add_argument("--suite", help="only this suite's contracts")
     pipeline_cli.add_parser(commands)
     matrix_cli.add_parser(commands)
+    init_cli.add_parser(commands)
     return parser
 
 
@@ -139,11 +163,17 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
     if args.command == "run":
+        from conformance.pytest_plugin.arguments import unknown_options
+
+        unknown = unknown_options(extra)
+        if unknown:
+            parser.run_parser.error(f"unknown option {', '.join(unknown)}: neither "
+                                    "conformance run nor pytest (with its plugins) has it")
         return run(args, extra)
     if extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     return {"verify": verify, "plugins": plugins, "contracts": contracts,
-            "pipeline": pipeline_cli.run, "matrix": matrix_cli.run}[args.command](args)
+            "pipeline": pipeline_cli.run, "matrix": matrix_cli.run, "init": init_cli.run}[args.command](args)
 
 
 if __name__ == "__main__":

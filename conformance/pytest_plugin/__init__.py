@@ -119,7 +119,7 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers",
         "contract(id): the contract id (suite.area.name) whose rule this test checks",
     )
-    outcome_rules = verdicts.Verdicts(waivers, config.option.strict_expectations)
+    outcome_rules = verdicts.Verdicts(waivers, config.option.strict_expectations, config.rootpath)
     plugins = {
         "conformance-collection": collection.ContractCollection(config.option.suite),
         "conformance-fixtures": fixtures,

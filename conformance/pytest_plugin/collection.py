@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import re
 from pathlib import Path
 
@@ -34,6 +35,35 @@ def suite_paths(selection: str | None) -> list[Path]:
             f"--suite (available: {', '.join(available)})"
         )
     return [suites_root() / name for name in names]
+
+
+def contract_of_nodeid(nodeid: str, rootpath: Path) -> str | None:
+    """The contract of a suite test from its node id alone, whatever rootdir pytest
+    chose: a path argument outside the working folder (``--expectations FILE``, say)
+    can move rootdir above the suites, and node ids then start with the suites' path
+    (``conformance/suites/attention/...``) instead of ``attention/...``."""
+    from conformance.suites.registry import contract_of_nodeid as registered
+
+    try:
+        prefix = suites_root().relative_to(rootpath.resolve()).as_posix() + "/"
+    except ValueError:  # rootdir is not above the suites: ids are already relative to them
+        prefix = ""
+    return registered(nodeid.removeprefix(prefix) if prefix != "./" else nodeid)
+
+
+def close_contracts(expression: str, shown: int = 5) -> list[str]:
+    """Contract ids close to the words of a ``-k`` expression: those a word is part
+    of, then those spelled like it."""
+    from conformance.suites.registry import contracts
+
+    known = list(contracts())
+    words = [w for w in re.split(r"[^A-Za-z0-9_.]+", expression)
+             if w and w not in ("and", "or", "not")]
+    close: list[str] = []
+    for word in words:
+        close += [c for c in known if word.lower() in c]
+        close += difflib.get_close_matches(word.lower(), known, n=shown, cutoff=0.6)
+    return list(dict.fromkeys(close))[:shown]
 
 
 def contract_of(item: pytest.Item) -> str | None:

@@ -11,6 +11,7 @@ import pytest
 from conformance._version import __version__
 from conformance.contract.discovery import PluginEntry
 from conformance.contract.version import CONTRACT_VERSION
+from conformance.pytest_plugin.collection import close_contracts, contract_of_nodeid
 from conformance.pytest_plugin.fixtures import platform_under_test
 from conformance.pytest_plugin.provenance import collect_provenance, describe_device
 from conformance.pytest_plugin.verdicts import Verdicts, contract_property, tagged_outcome
@@ -101,6 +102,8 @@ class RunOutcomes:
 
     def __init__(self, config: pytest.Config, entry: PluginEntry, verdicts: Verdicts) -> None:
         self.verdicts = verdicts
+        self.rootpath = config.rootpath
+        self.keyword = config.option.keyword
         self.pending: dict[str, dict[str, pytest.TestReport]] = {}
         self.recorded: dict[str, RecordedTest] = {}
         self.problems: list[str] = []
@@ -118,11 +121,9 @@ class RunOutcomes:
              message: str) -> None:
         if nodeid in self.recorded:
             return
-        from conformance.suites.registry import contract_of_nodeid
-
         contract = next((c for r in reports.values() if (c := contract_property(r))), None)
         result = RecordedTest(
-            nodeid, contract or contract_of_nodeid(nodeid), outcome,
+            nodeid, contract or contract_of_nodeid(nodeid, self.rootpath), outcome,
             sum(r.duration for r in reports.values()), message,
         )
         self.recorded[nodeid] = result
@@ -158,7 +159,14 @@ class RunOutcomes:
                                  "or not supported, which proves nothing")
             self._add(f"{suite}/<suite>", {}, outcomes.ERROR, self.problems[-1])
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
-        if self.writer is not None:
+        if not self.recorded and self.keyword:
+            close = close_contracts(self.keyword)
+            self.problems.append(
+                f"no test matched -k {self.keyword!r}"
+                + (f"; close contract ids: {', '.join(close)}" if close else
+                   "; `conformance contracts` lists every contract id"))
+        if self.writer is not None and session.exitstatus != pytest.ExitCode.INTERRUPTED:
+            # An interrupted run stays incomplete: what it recorded is kept, as after a kill.
             self.writer.finish(session.exitstatus)
 
     def pytest_terminal_summary(self, terminalreporter) -> None:

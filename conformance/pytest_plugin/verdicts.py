@@ -8,8 +8,11 @@ waives becomes an expected failure (pytest's xfail), which fails nothing.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from conformance.pytest_plugin.collection import contract_of_nodeid
 from conformance.pytest_plugin.expectations import Waiver, waiver_for
 from conformance.results import outcomes
 
@@ -27,8 +30,9 @@ def contract_property(report: pytest.TestReport) -> str | None:
 
 
 class Verdicts:
-    def __init__(self, waivers: list[Waiver], strict: bool) -> None:
+    def __init__(self, waivers: list[Waiver], strict: bool, rootpath: Path) -> None:
         self.waivers = waivers
+        self.rootpath = rootpath
         self.strict = strict
         self.matched: set[Waiver] = set()
 
@@ -45,10 +49,8 @@ class Verdicts:
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node, ids: list[str]) -> None:
         """Under xdist the controller collects nothing itself: it learns the ids."""
-        from conformance.suites.registry import contract_of_nodeid
-
         for nodeid in ids:
-            self._match(nodeid, contract_of_nodeid(nodeid))
+            self._match(nodeid, contract_of_nodeid(nodeid, self.rootpath))
 
     def unmatched(self) -> list[Waiver]:
         return [w for w in self.waivers if w not in self.matched]
@@ -70,9 +72,8 @@ class Verdicts:
         """On the controller, a crashed worker's report (built there, with nothing
         but a node id) gets its waiver too."""
         if report.when not in ("setup", "call", "teardown"):
-            from conformance.suites.registry import contract_of_nodeid
-
-            self._apply_waiver(report, contract_of_nodeid(report.nodeid), passing_call=False)
+            self._apply_waiver(report, contract_of_nodeid(report.nodeid, self.rootpath),
+                               passing_call=False)
 
     def _apply_waiver(self, report: pytest.TestReport, contract: str | None,
                       passing_call: bool) -> None:

@@ -89,8 +89,12 @@ def _consistency_problems(record: dict) -> list[str]:
     duplicates = [n for n, c in Counter(t["nodeid"] for t in record["tests"]).items() if c > 1]
     if duplicates:
         problems.append(f"tests recorded more than once: {', '.join(duplicates[:5])}")
-    if record["contracts"] != roll_up_contracts(record["tests"]):
-        problems.append("per-contract roll-up does not match the test entries")
+    expected = roll_up_contracts(record["tests"])
+    if record["contracts"] != expected:
+        differing = sorted(c for c in expected.keys() | record["contracts"].keys()
+                           if record["contracts"].get(c) != expected.get(c))
+        problems.append(f"per-contract roll-up does not match the test entries for "
+                        f"{_first(differing)}")
     if record["summary"] != outcomes.count(t["outcome"] for t in record["tests"]):
         problems.append("summary counts do not match the test entries")
     if record["complete"] and not record["tests"]:
