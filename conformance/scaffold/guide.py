@@ -1,0 +1,61 @@
+"""The sections of ``docs/plugin-guide.md`` made from the suites: one per suite, each
+contract with the rule it checks (the tests' markers and docstrings, as
+``conformance contracts`` prints them). The rest of the guide is written by hand.
+
+    python -m conformance.scaffold.guide --write   # regenerate the guide's sections
+    python -m conformance.scaffold.guide           # exit 1 when the guide is stale
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+
+GUIDE = Path(__file__).resolve().parents[2] / "docs" / "plugin-guide.md"
+BEGIN, END = "<!-- generated from the suites: begin -->", "<!-- generated from the suites: end -->"
+
+
+def suite_sections() -> str:
+    """Markdown: a heading per suite, a table of its contracts and their rules."""
+    from conformance.suites.registry import contracts
+
+    by_suite: dict[str, list[tuple[str, str]]] = {}
+    for contract, rule in contracts().items():
+        by_suite.setdefault(contract.split(".")[0], []).append((contract, rule))
+    parts = []
+    for suite, rows in by_suite.items():
+        table = "\n".join(f"| `{contract}` | {rule.replace('|', chr(92) + '|')} |"
+                          for contract, rule in rows)
+        parts.append(f"### The {suite} suite ({len(rows)} contracts)\n\n"
+                     f"| contract | rule |\n|---|---|\n{table}\n")
+    return "\n".join(parts)
+
+
+def with_sections(guide: str) -> str:
+    """``guide`` with the text between its markers replaced by ``suite_sections()``."""
+    pattern = re.compile(re.escape(BEGIN) + r".*?" + re.escape(END), re.DOTALL)
+    if not pattern.search(guide):
+        raise ValueError(f"the guide has no {BEGIN} ... {END} markers")
+    return pattern.sub(lambda _: f"{BEGIN}\n\n{suite_sections()}\n{END}", guide)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Regenerate or check the plugin guide's suite sections.")
+    parser.add_argument("--write", action="store_true", help=f"rewrite {GUIDE.name}")
+    args = parser.parse_args(argv)
+    current = GUIDE.read_text(encoding="utf-8")
+    updated = with_sections(current)
+    if args.write:
+        GUIDE.write_text(updated, encoding="utf-8")
+        print(f"wrote the suite sections of {GUIDE}")
+        return 0
+    if updated != current:
+        print(f"{GUIDE} is stale: run python -m conformance.scaffold.guide --write")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
