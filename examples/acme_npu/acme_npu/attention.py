@@ -25,23 +25,15 @@ class AcmeAttentionBackend(AttentionBackend):
 
     @classmethod
     def validate_configuration(cls, config: AttentionSelectorConfig) -> list[str]:
+        """Whatever the platform does not declare: the kernel has no sliding window
+        and no soft cap, and the platform declares neither."""
         from acme_npu.platform import AcmeNpuPlatform
 
-        caps = AcmeNpuPlatform.capabilities
-        reasons = []
-        if config.head_size not in caps.head_sizes:
-            reasons.append(f"head size {config.head_size} (kernels exist for {caps.head_sizes})")
-        if config.dtype not in caps.dtypes:
-            reasons.append(f"dtype {config.dtype}")
-        if config.block_size not in caps.block_sizes:
-            reasons.append(f"block size {config.block_size} (supported: {caps.block_sizes})")
-        if config.kv_cache_dtype not in caps.kv_cache_dtypes:
-            reasons.append(f"kv-cache dtype {config.kv_cache_dtype!r}")
-        if config.sliding_window is not None:
-            reasons.append("sliding window (not implemented)")
-        if config.logits_soft_cap is not None:
-            reasons.append("logits soft cap (not implemented)")
-        return reasons
+        try:
+            AcmeNpuPlatform.refuse_undeclared_attention(config)
+        except ValueError as refusal:
+            return [str(refusal)]
+        return []
 
 
 class AcmeAttentionImpl(AttentionImpl):
