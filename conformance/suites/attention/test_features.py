@@ -6,8 +6,17 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conformance.suites.attention.strategies import SUITE_SETTINGS, batch_specs, check_against_oracle
+from conformance.suites.attention.coverage import covering_specs
+from conformance.suites.attention.strategies import (
+    SUITE_SETTINGS,
+    batch_specs,
+    check_against_oracle,
+    check_each,
+    compare_with_oracle,
+)
 from conformance.suites.support import require_feature
+
+_KINDS = ("prefill", "chunked", "decode")
 
 
 @pytest.mark.contract("attention.features.sliding_window")
@@ -21,6 +30,17 @@ def test_sliding_window_matches_oracle(platform, platform_name, capabilities, da
     check_against_oracle(platform, platform_name, spec, "attention.features.sliding_window")
 
 
+@pytest.mark.contract("attention.features.sliding_window")
+def test_sliding_window_on_covering_batches(platform, capabilities):
+    """The same rule on explicit batches: every declared head size, block size and dtype
+    and every pair of them and of the GQA groups, a decode context beyond 4,096
+    tokens, 64 requests at once, and 8 and 16 query heads per KV head."""
+    require_feature(platform, "sliding_window")
+    check_each(covering_specs(capabilities, _KINDS, sliding_window=True),
+               lambda spec: compare_with_oracle(platform, spec, "attention.features.sliding_window"),
+               "attention.features.sliding_window")
+
+
 @pytest.mark.contract("attention.features.logits_soft_cap")
 @SUITE_SETTINGS
 @given(data=st.data())
@@ -29,3 +49,14 @@ def test_logits_soft_cap_matches_oracle(platform, platform_name, capabilities, d
     require_feature(platform, "logits_soft_cap")
     spec = data.draw(batch_specs(capabilities, logits_soft_cap=True))
     check_against_oracle(platform, platform_name, spec, "attention.features.logits_soft_cap")
+
+
+@pytest.mark.contract("attention.features.logits_soft_cap")
+def test_logits_soft_cap_on_covering_batches(platform, capabilities):
+    """The same rule on explicit batches: every declared head size, block size and dtype
+    and every pair of them and of the GQA groups, a decode context beyond 4,096
+    tokens, 64 requests at once, and 8 and 16 query heads per KV head."""
+    require_feature(platform, "logits_soft_cap")
+    check_each(covering_specs(capabilities, _KINDS, logits_soft_cap=True),
+               lambda spec: compare_with_oracle(platform, spec, "attention.features.logits_soft_cap"),
+               "attention.features.logits_soft_cap")

@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from conformance.suites.attention.coverage import covering_specs
 from conformance.suites.attention.strategies import (
     SUITE_SETTINGS,
     BatchSpec,
@@ -13,6 +14,8 @@ from conformance.suites.attention.strategies import (
     batch_specs,
     build_batch,
     check_against_oracle,
+    check_each,
+    compare_with_oracle,
     make_impl,
     run_oracle,
 )
@@ -47,6 +50,36 @@ def test_mixed_batch_matches_oracle(platform, platform_name, capabilities, data)
     after the real ones, match the oracle."""
     spec = data.draw(batch_specs(capabilities))
     check_against_oracle(platform, platform_name, spec, "attention.forward.mixed")
+
+
+@pytest.mark.contract("attention.forward.prefill")
+def test_prefill_on_covering_batches(platform, capabilities):
+    """The same rule on explicit batches: every declared head size, block size and dtype
+    and every pair of them and of the GQA groups, a decode context beyond 4,096
+    tokens, 64 requests at once, and 8 and 16 query heads per KV head."""
+    _cover(platform, capabilities, ("prefill", "prefill"), "attention.forward.prefill")
+
+
+@pytest.mark.contract("attention.forward.decode")
+def test_decode_on_covering_batches(platform, capabilities):
+    """The same rule on explicit batches: every declared head size, block size and dtype
+    and every pair of them and of the GQA groups, a decode context beyond 4,096
+    tokens, 64 requests at once, and 8 and 16 query heads per KV head."""
+    _cover(platform, capabilities, ("decode", "decode"), "attention.forward.decode")
+
+
+@pytest.mark.contract("attention.forward.mixed")
+def test_mixed_on_covering_batches(platform, capabilities):
+    """The same rule on explicit batches: every declared head size, block size and dtype
+    and every pair of them and of the GQA groups, a decode context beyond 4,096
+    tokens, 64 requests at once, and 8 and 16 query heads per KV head."""
+    _cover(platform, capabilities, ("prefill", "chunked", "decode"),
+           "attention.forward.mixed")
+
+
+def _cover(platform, capabilities, kinds, contract):
+    check_each(covering_specs(capabilities, kinds),
+               lambda spec: compare_with_oracle(platform, spec, contract), contract)
 
 
 @pytest.mark.contract("attention.forward.output_in_place")

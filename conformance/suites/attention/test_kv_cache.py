@@ -7,12 +7,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conformance.contract.attention import AttentionSelectorConfig
+from conformance.suites.attention.coverage import covering_specs
 from conformance.suites.attention.strategies import (
     SUITE_SETTINGS,
     backend_for,
     batch_specs,
     bits,
     build_batch,
+    check_each,
     note_reproducer,
     run_backend,
 )
@@ -27,6 +29,19 @@ def test_new_keys_and_values_land_in_their_slots(platform, platform_name, capabi
     as they were."""
     spec = data.draw(batch_specs(capabilities))
     note_reproducer(spec, platform_name, "attention.kv_cache.write")
+    _check_cache_writes(platform, spec)
+
+
+@pytest.mark.contract("attention.kv_cache.write")
+def test_cache_writes_on_covering_batches(platform, capabilities):
+    """The same rule on explicit batches: every declared head size, block size and dtype
+    and every pair of them and of the GQA groups, a decode context beyond 4,096
+    tokens, 64 requests at once, and 8 and 16 query heads per KV head."""
+    check_each(covering_specs(capabilities, ("prefill", "chunked", "decode")),
+               lambda spec: _check_cache_writes(platform, spec), "attention.kv_cache.write")
+
+
+def _check_cache_writes(platform, spec) -> None:
     backend = backend_for(platform, spec.selector)
     batch = build_batch(spec, backend, platform.torch_device())
     _, kv_cache = run_backend(backend, batch)

@@ -7,6 +7,7 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
+from conformance.suites.attention.coverage import covering_specs
 from conformance.suites.attention.strategies import (
     SUITE_SETTINGS,
     BatchSpec,
@@ -14,6 +15,7 @@ from conformance.suites.attention.strategies import (
     batch_specs,
     bits,
     build_batch,
+    check_each,
     note_reproducer,
     run_backend,
     run_oracle,
@@ -29,6 +31,19 @@ def test_same_input_same_output_bitwise(platform, platform_name, capabilities, d
     """The same batch on the same cache twice gives bitwise the same output and cache."""
     spec = data.draw(batch_specs(capabilities))
     note_reproducer(spec, platform_name, "attention.numerics.deterministic")
+    _check_deterministic(platform, spec)
+
+
+@pytest.mark.contract("attention.numerics.deterministic")
+def test_deterministic_on_covering_batches(platform, capabilities):
+    """The same rule on explicit batches: every declared head size, block size and dtype
+    and every pair of them and of the GQA groups, a decode context beyond 4,096
+    tokens, 64 requests at once, and 8 and 16 query heads per KV head."""
+    check_each(covering_specs(capabilities, ("prefill", "chunked", "decode")),
+               lambda spec: _check_deterministic(platform, spec), "attention.numerics.deterministic")
+
+
+def _check_deterministic(platform, spec) -> None:
     backend = backend_for(platform, spec.selector)
     batch = build_batch(spec, backend, platform.torch_device())
     (first, first_cache), (second, second_cache) = run_backend(backend, batch), run_backend(backend, batch)
