@@ -96,7 +96,8 @@ class AttentionImpl(abc.ABC):
         ``scale * q.k`` (soft-capped as ``cap * tanh(s / cap)`` when set); query head
         ``h`` reads KV head ``h // (num_heads // num_kv_heads)``; the result is written
         in place into ``output`` (``[num_tokens, num_heads, head_size]``), which is
-        also returned.
+        also returned. ``query``, ``key`` and ``value`` are left unmodified: the
+        engine's layers read them again (the residual path, the next layer's norm).
         """
 
 

@@ -197,6 +197,10 @@ BROKEN.update({
         {"attention.kv_cache.write", "attention.forward.decode",
          "attention.forward.mixed", "attention.forward.output_in_place",
          "attention.numerics.fp16_long_context", "attention.features.logits_soft_cap", "attention.features.sliding_window"}),
+    "attention_query_scaled_in_place": (
+        "kit_test_plugins.attention:QueryScaledInPlacePlatform.plugin", "attention",
+        # Its outputs are right: the oracle sees the query as it was given.
+        {"attention.forward.inputs_unchanged"}),
     "attention_ignored_sliding_window": (
         "kit_test_plugins.attention:IgnoredSlidingWindowPlatform.plugin", "attention",
         {"attention.features.sliding_window"}),

@@ -193,10 +193,12 @@ def make_impl(backend: type[AttentionBackend], spec: BatchSpec):
 
 
 def run_backend(backend: type[AttentionBackend], batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
-    """The backend's output rows of real tokens, and the cache it leaves (on copies)."""
+    """The backend's output rows of real tokens, and the cache it leaves (on copies of
+    every input, so a backend that changes one cannot change what the oracle sees;
+    ``attention.forward.inputs_unchanged`` names that bug)."""
     kv_cache, output = batch.kv_cache.clone(), batch.new_output()
-    make_impl(backend, batch.spec).forward(batch.query, batch.key, batch.value, kv_cache,
-                                           batch.metadata, output)
+    make_impl(backend, batch.spec).forward(batch.query.clone(), batch.key.clone(), batch.value.clone(),
+                                           kv_cache, batch.metadata, output)
     return output[: batch.num_tokens], kv_cache
 
 

@@ -12,10 +12,12 @@ from conformance.suites.attention.strategies import (
     BatchSpec,
     backend_for,
     batch_specs,
+    bits,
     build_batch,
     check_against_oracle,
     check_each,
     compare_with_oracle,
+    describe,
     make_impl,
     run_oracle,
 )
@@ -82,6 +84,26 @@ def _cover(platform, capabilities, kinds, contract):
                lambda spec: compare_with_oracle(platform, spec, contract), contract)
 
 
+@pytest.mark.contract("attention.forward.inputs_unchanged")
+def test_query_key_value_left_unmodified(platform, capabilities):
+    """``forward`` leaves ``query``, ``key`` and ``value`` as they were, bit for bit,
+    on batches of every kind (the engine reads them again after attention)."""
+    changed = []
+    for spec in covering_specs(capabilities, ("prefill", "chunked", "decode"))[:4]:
+        backend = backend_for(platform, spec.selector)
+        batch = build_batch(spec, backend, platform.torch_device())
+        inputs = {"query": batch.query, "key": batch.key, "value": batch.value}
+        before = {name: bits(tensor).clone() for name, tensor in inputs.items()}
+        make_impl(backend, spec).forward(batch.query, batch.key, batch.value, batch.kv_cache,
+                                         batch.metadata, batch.new_output())
+        for name, tensor in inputs.items():
+            differ = (bits(tensor) != before[name]).flatten(1).any(dim=1)
+            if differ.any():
+                changed.append(f"{name}: {int(differ.sum())} of {len(differ)} token rows changed, "
+                               f"first token {int(differ.nonzero()[0])} (batch {describe(spec)})")
+    assert not changed, "forward modified its inputs:\n" + "\n".join(changed[:3])
+
+
 @pytest.mark.contract("attention.forward.output_in_place")
 def test_output_written_in_place(platform, capabilities):
     """``forward`` writes the result into the ``output`` it is given and returns that
@@ -92,8 +114,8 @@ def test_output_written_in_place(platform, capabilities):
     backend = backend_for(platform, spec.selector)
     batch = build_batch(spec, backend, platform.torch_device())
     output = batch.new_output()
-    returned = make_impl(backend, spec).forward(batch.query, batch.key, batch.value,
-                                                batch.kv_cache, batch.metadata, output)
+    returned = make_impl(backend, spec).forward(batch.query.clone(), batch.key.clone(), batch.value.clone(),
+                                                batch.kv_cache.clone(), batch.metadata, output)
     assert returned is output, "forward returned a new tensor instead of `output`"
     assert_close_to_oracle(output[: batch.num_tokens], run_oracle(batch), spec.dtype,
                            "attention.forward.output_in_place")

@@ -124,7 +124,21 @@ class UnwrittenCacheImpl(CpuAttentionImpl):
         pass
 
 
+class QueryScaledInPlaceImpl(CpuAttentionImpl):
+    """Folds the softmax scale into the query in place, to save a multiply per score:
+    the caller's query tensor comes back scaled."""
+
+    def forward(self, query, key, value, kv_cache, metadata, output):
+        query.mul_(self.scale)
+        scale, self.scale = self.scale, 1.0
+        try:
+            return super().forward(query, key, value, kv_cache, metadata, output)
+        finally:
+            self.scale = scale
+
+
 NoCausalMaskBackend, NoCausalMaskPlatform = _broken(NoCausalMaskImpl)
+QueryScaledInPlaceBackend, QueryScaledInPlacePlatform = _broken(QueryScaledInPlaceImpl)
 UnscaledSoftmaxBackend, UnscaledSoftmaxPlatform = _broken(UnscaledSoftmaxImpl)
 ModuloGqaBackend, ModuloGqaPlatform = _broken(ModuloGqaImpl)
 FirstBlockDecodeBackend, FirstBlockDecodePlatform = _broken(FirstBlockDecodeImpl)
