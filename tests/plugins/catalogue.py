@@ -226,7 +226,11 @@ BROKEN.update({
         {"worker.memory.stable"}),
     "worker_seed_ignoring": (
         "kit_test_plugins.worker:SeedIgnoringWorkerPlatform.plugin", "worker",
-        {"worker.execute.seeded_sampling"}),
+        # The filtered step's requests are seeded too.
+        {"worker.execute.seeded_sampling", "worker.execute.sampling_params"}),
+    "worker_filter_ignoring": (
+        "kit_test_plugins.worker:FilterIgnoringWorkerPlatform.plugin", "worker",
+        {"worker.execute.sampling_params"}),
     "worker_stale_tokens": (
         "kit_test_plugins.worker:StaleTokensWorkerPlatform.plugin", "worker",
         # Every step sampling a request sampled the step before (the repeated seeded
@@ -238,7 +242,7 @@ BROKEN.update({
         # ends one, the seeded prefills (in float32 they must match the reference
         # exactly), and the same steps in the rank process. Decodes are right.
         {"worker.execute.prefill", "worker.execute.mixed", "worker.execute.seeded_sampling",
-         "worker.lifecycle.multiprocess"}),
+         "worker.execute.sampling_params", "worker.lifecycle.multiprocess"}),
     "worker_leaking": (
         "kit_test_plugins.worker:LeakingWorkerPlatform.plugin", "worker",
         {"worker.memory.shutdown_releases"}),
@@ -297,7 +301,8 @@ BROKEN.update({
         # completes: every rule observed through a driven worker fails with it.
         {"worker.rpc.methods", "worker.lifecycle.in_process", "worker.lifecycle.multiprocess",
          "worker.execute.prefill", "worker.execute.decode", "worker.execute.mixed",
-         "worker.execute.seeded_sampling", "worker.memory.available_bounds",
+         "worker.execute.seeded_sampling", "worker.execute.sampling_params",
+         "worker.memory.available_bounds",
          "worker.memory.stable"},
     ),
 })

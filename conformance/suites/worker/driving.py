@@ -57,9 +57,17 @@ def engine_config(platform: type[Platform], dtype: torch.dtype, model: str, **ov
 
 @dataclasses.dataclass
 class Step:
-    kind: str  # "prefill", "decode", "mixed" or "seeded"
+    kind: str  # "prefill", "decode", "mixed", "seeded" or "filtered"
     output: SchedulerOutput
 
+
+#: The filtered step's sampling parameters: hot enough that an unfiltered draw almost
+#: never lands in the kept set, each with logprobs of the top N.
+FILTERED = (
+    SamplingParams(temperature=3.0, top_k=3, seed=2001, logprobs=TOP_N),
+    SamplingParams(temperature=2.0, top_p=0.3, seed=2002, logprobs=TOP_N),
+    SamplingParams(temperature=4.0, top_k=5, top_p=0.5, seed=2003, logprobs=TOP_N),
+)
 
 #: Tokens any one request of the script reaches, at most.
 REQUEST_LEN = 32
@@ -89,12 +97,14 @@ def _tokens(n: int, salt: int) -> list[int]:
 
 def script(block_size: int) -> list[Step]:
     """Prefill of two requests, three decodes, two mixed steps (a chunked prefill
-    beside decodes), then a seeded sampling step twice over, unchanged."""
-    names = ["a", "b", "c", "d1", "d2", "d3", "e"]
+    beside decodes), a seeded sampling step twice over, unchanged, then a seeded step
+    with temperature, top-k and top-p filters."""
+    names = ["a", "b", "c", "d1", "d2", "d3", "e", *(f"f{i}" for i in range(len(FILTERED)))]
     per_request = math.ceil(REQUEST_LEN / block_size)
     assert len(names) * per_request <= NUM_BLOCKS
     a, b, c, *seeded = (_Request(name, list(range(i * per_request, (i + 1) * per_request)))
                         for i, name in enumerate(names))
+    seeded, filtered = seeded[: -len(FILTERED)], seeded[-len(FILTERED):]
     steps = [Step("prefill", SchedulerOutput([a.schedule(_tokens(19, 1), GREEDY),
                                               b.schedule(_tokens(7, 2), GREEDY)]))]
     for i in range(3):
@@ -112,6 +122,8 @@ def script(block_size: int) -> list[Step]:
          for i, r in enumerate(with_seed)]
         + [unseeded.schedule(_tokens(8, 50), SamplingParams(temperature=1.0))])
     steps += [Step("seeded", seeded_step), Step("seeded", copy.deepcopy(seeded_step))]
+    steps.append(Step("filtered", SchedulerOutput(
+        [r.schedule(_tokens(6 + i, 60 + i), params) for i, (r, params) in enumerate(zip(filtered, FILTERED))])))
     return steps
 
 

@@ -38,6 +38,27 @@ def test_mixed_batch_matches_reference(reference_run, plugin_run, tolerance):
     _compare_steps("mixed", reference_run, plugin_run, tolerance)
 
 
+@pytest.mark.contract("worker.execute.sampling_params")
+def test_filtered_sampling_matches_reference(reference_run, plugin_run, tolerance):
+    """Seeded requests with temperature, ``top_k`` and ``top_p`` (and ``logprobs=N``)
+    sample only inside their filters: a ``top_k`` request's token is among its own
+    top k logprobs; in float32 each picks the reference worker's token exactly, in
+    half dtypes one both runs rank in their top N, and the logprobs of the chosen and
+    the top-N tokens are within the dtype's tolerance of the reference's."""
+    (index,) = [i for i, step in enumerate(plugin_run.steps) if step.kind == "filtered"]
+    result, requests = plugin_run.results[index], plugin_run.steps[index].output.requests
+    problems = []
+    for request, token, logprobs in zip(requests, result.tokens, result.logprobs):
+        top_k = request.params.top_k
+        kept = sorted(logprobs, key=logprobs.get, reverse=True)[:top_k] if top_k > 0 else list(logprobs)
+        if token not in kept:
+            problems.append(f"request {request.request_id!r} (top_k={top_k}, top_p={request.params.top_p}, "
+                            f"temperature={request.params.temperature}): sampled {token}, outside its "
+                            f"top {top_k} {kept}")
+    problems += step_problems(reference_run, [index], [result], tolerance)
+    assert not problems, "\n".join(problems)
+
+
 @pytest.mark.contract("worker.execute.seeded_sampling")
 def test_seeded_sampling_reproducible(reference_run, plugin_run, tolerance):
     """A request with a seed samples the same token whenever the same step is run

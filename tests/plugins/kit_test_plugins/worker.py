@@ -39,6 +39,15 @@ class SeedIgnoringWorker(Worker):
         return super().execute_model(dataclasses.replace(scheduler_output, requests=unseeded))
 
 
+class FilterIgnoringWorker(Worker):
+    """Ignores top_k and top_p (a sampler fast path that only looks at temperature)."""
+
+    def execute_model(self, scheduler_output):
+        unfiltered = [dataclasses.replace(r, params=dataclasses.replace(r.params, top_k=0, top_p=1.0))
+                      for r in scheduler_output.requests]
+        return super().execute_model(dataclasses.replace(scheduler_output, requests=unfiltered))
+
+
 class StaleTokensWorker(Worker):
     """Returns, for a request it sampled in the previous step, that step's token and
     logprobs (an output buffer read before the new step's results land in it)."""
@@ -97,6 +106,7 @@ _platform = functools.partial(platform_naming, "get_worker_cls", module=__name__
 OverstatedMemoryWorkerPlatform = _platform(OverstatedMemoryWorker)
 UnstableMemoryWorkerPlatform = _platform(UnstableMemoryWorker)
 SeedIgnoringWorkerPlatform = _platform(SeedIgnoringWorker)
+FilterIgnoringWorkerPlatform = _platform(FilterIgnoringWorker)
 StaleTokensWorkerPlatform = _platform(StaleTokensWorker)
 FirstTokenLogitsWorkerPlatform = _platform(FirstTokenLogitsWorker)
 DriftedSignatureWorkerPlatform = _platform(DriftedSignatureWorker)
