@@ -37,14 +37,18 @@ def _undeclared_variants(capabilities) -> list[tuple[str, AttentionSelectorConfi
 @pytest.mark.contract("attention.config.accepts_declared")
 def test_validate_configuration_accepts_declared(platform, capabilities):
     """``validate_configuration`` returns no reasons for any combination of declared
-    head size, dtype and block size (with each declared optional feature on)."""
+    head size, dtype and block size (with each declared optional feature on), and the
+    backend names itself (``get_name`` is a non-empty str)."""
     features = {"sliding_window": 8, "logits_soft_cap": 30.0}
     for head, dtype, block in itertools.product(capabilities.head_sizes, capabilities.dtypes,
                                                 capabilities.block_sizes):
         config = AttentionSelectorConfig(head, dtype, block, **{
             name: value for name, value in features.items() if capabilities.supports(name)})
-        reasons = backend_for(platform, config).validate_configuration(config)
+        backend = backend_for(platform, config)
+        reasons = backend.validate_configuration(config)
         assert reasons == [], f"refuses declared {config}: {reasons}"
+        name = backend.get_name()
+        assert isinstance(name, str) and name, f"{backend.__name__}.get_name() returned {name!r}"
 
 
 def _refused_at_selection(platform, config: AttentionSelectorConfig) -> bool:
