@@ -25,7 +25,7 @@ def install(tmp_path):
     def installed(distribution: str, version: str, entry_points: dict[str, str],
                   *sources: Path) -> dict[str, str]:
         site = tmp_path / f"site-{distribution}"
-        catalogue.write_distribution(site, distribution.replace("-", "_"), version, entry_points)
+        catalogue.write_distribution(site, distribution, version, entry_points)
         paths = [str(site), *map(str, sources), os.environ.get("PYTHONPATH", "")]
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in paths if p)}
         for name in ("PYTEST_ADDOPTS", "PYTEST_XDIST_WORKER"):
