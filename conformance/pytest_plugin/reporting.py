@@ -14,7 +14,7 @@ from conformance.contract.version import CONTRACT_VERSION
 from conformance.pytest_plugin.collection import close_contracts, contract_of_nodeid
 from conformance.pytest_plugin.fixtures import platform_under_test
 from conformance.pytest_plugin.provenance import collect_provenance, describe_device
-from conformance.pytest_plugin.verdicts import Verdicts, contract_property, tagged_outcome
+from conformance.pytest_plugin.verdicts import EXERCISED_PROPERTY, Verdicts, contract_property, tagged_outcome
 from conformance.results import outcomes
 from conformance.results.record import RecordedTest, RecordWriter
 
@@ -65,6 +65,17 @@ def classify(reports: dict[str, pytest.TestReport]) -> tuple[str, str]:
     if "call" not in reports:
         return outcomes.ERROR, "the run ended before this test finished"
     return outcomes.PASSED, ""
+
+
+def _exercised(reports) -> dict[str, list[str]]:
+    """The declared values a test's phases noted, merged, by dimension."""
+    merged: dict[str, set[str]] = {}
+    for report in reports:
+        for key, value in report.user_properties:
+            if key == EXERCISED_PROPERTY:
+                for dimension, values in json.loads(value).items():
+                    merged.setdefault(dimension, set()).update(values)
+    return {dimension: sorted(values) for dimension, values in sorted(merged.items())}
 
 
 class TerminalReporting:
@@ -124,7 +135,7 @@ class RunOutcomes:
         contract = next((c for r in reports.values() if (c := contract_property(r))), None)
         result = RecordedTest(
             nodeid, contract or contract_of_nodeid(nodeid, self.rootpath), outcome,
-            sum(r.duration for r in reports.values()), message,
+            sum(r.duration for r in reports.values()), message, _exercised(reports.values()),
         )
         self.recorded[nodeid] = result
         if self.writer is not None:

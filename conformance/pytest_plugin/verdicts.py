@@ -8,6 +8,7 @@ waives becomes an expected failure (pytest's xfail), which fails nothing.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from conformance.pytest_plugin.expectations import Waiver, waiver_for
 from conformance.results import outcomes
 
 OUTCOME_PROPERTY = "conformance_outcome"
+EXERCISED_PROPERTY = "conformance_exercised"
 _OUTCOME_EXCEPTIONS = ((outcomes.TimedOut, outcomes.TIMED_OUT),
                        (outcomes.Crashed, outcomes.CRASHED))
 
@@ -58,6 +60,11 @@ class Verdicts:
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo):
         report = yield
+        from conformance.suites.support import take_exercised
+
+        if exercised := take_exercised():
+            # JSON text: reports cross to the xdist controller by execnet.
+            report.user_properties.append((EXERCISED_PROPERTY, json.dumps(exercised)))
         if call.excinfo is not None:
             for exception, outcome in _OUTCOME_EXCEPTIONS:
                 if call.excinfo.errisinstance(exception):

@@ -32,10 +32,34 @@ class RecordedTest:
     outcome: str
     duration: float
     message: str = ""
+    #: Declared capability values the test computed with, by dimension (the
+    #: declaration's record view: ``{"dtypes": ["bfloat16"], "head_sizes": ["128"]}``).
+    exercised: dict[str, list[str]] = dataclasses.field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.outcome not in outcomes.OUTCOMES:
             raise ValueError(f"unknown outcome {self.outcome!r} for {self.nodeid}")
+
+
+#: Dimensions of a capability declaration whose every value some test must exercise.
+COVERED_DIMENSIONS = ("dtypes", "head_sizes", "block_sizes", "kv_cache_dtypes", "features")
+
+
+def capability_coverage(tests: list[dict], declared: object) -> dict[str, dict[str, list[str]]]:
+    """For every declared value of ``COVERED_DIMENSIONS``, the contracts whose tests
+    exercised it (an empty list: declared, never exercised). ``declared`` is the
+    record's view of the declaration; anything else (a plugin's error) covers nothing."""
+    if not isinstance(declared, dict):
+        return {}
+    coverage = {dimension: {str(value): set() for value in declared.get(dimension, [])}
+                for dimension in COVERED_DIMENSIONS}
+    for test in tests:
+        for dimension, values in test.get("exercised", {}).items():
+            for value in values:
+                if value in coverage.get(dimension, {}) and test["contract"] is not None:
+                    coverage[dimension][value].add(test["contract"])
+    return {dimension: {value: sorted(contracts) for value, contracts in values.items()}
+            for dimension, values in coverage.items()}
 
 
 def roll_up_contracts(tests: list[dict]) -> dict[str, dict]:
@@ -81,6 +105,8 @@ class RecordWriter:
             "tests": self.tests,
             "contracts": roll_up_contracts(self.tests),
             "summary": outcomes.count(t["outcome"] for t in self.tests),
+            "capability_coverage": capability_coverage(
+                self.tests, self.provenance["device"].get("capabilities")),
         }
 
     def _write(self, durable: bool = False) -> None:

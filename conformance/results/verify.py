@@ -141,12 +141,23 @@ def verify_loaded(record: object, path: str | Path) -> Verdict:
             reasons.append(f"{len(missing)} required contracts never ran "
                            f"({_first(missing)}): a partial run proves only part")
         return Verdict(NOT_CONFORMANT,
-                       f"NOT CONFORMANT: {who}: {'; '.join(reasons)}; tests: {summary}")
+                       f"NOT CONFORMANT: {who}: {'; '.join(reasons)}; tests: {summary}"
+                       f"{_unverified(record)}")
     return Verdict(
         CONFORMANT,
         f"CONFORMANT: {who} on {record['provenance']['device']['name']}: "
-        f"{len(record['contracts'])} contracts; tests: {summary}",
+        f"{len(record['contracts'])} contracts; tests: {summary}{_unverified(record)}",
     )
+
+
+def _unverified(record: dict) -> str:
+    """Declared values no test exercised: claims the record cannot vouch for."""
+    unexercised = [f"{dimension} {value}"
+                   for dimension, values in record.get("capability_coverage", {}).items()
+                   for value, contracts in values.items() if not contracts]
+    if not unexercised:
+        return ""
+    return f"; unverified (declared, exercised by no test): {_first(unexercised)}"
 
 
 def _first(ids: list[str], contracts: dict | None = None, shown: int = 5) -> str:

@@ -29,6 +29,7 @@ from conformance.contract.attention import (
 )
 from conformance.reference_engine.attention.oracle import OracleAttentionImpl
 from conformance.suites.attention.tolerances import assert_close_to_oracle
+from conformance.suites.support import exercised
 
 PROFILE_VARIABLE = "CONFORMANCE_HYPOTHESIS_PROFILE"
 _COMMON = dict(deadline=None, print_blob=True,
@@ -144,6 +145,8 @@ def build_batch(spec: BatchSpec, backend: type[AttentionBackend], device: torch.
     of one cache; its context is already in the cache (as earlier steps left it),
     every slot no request owns holds NaN, and the batch ends with padding tokens
     whose slot is -1."""
+    exercised(head_sizes=spec.head_size, block_sizes=spec.block_size, dtypes=spec.dtype,
+              kv_cache_dtypes=spec.selector.kv_cache_dtype)
     gen = torch.Generator().manual_seed(spec.seed)
     bs, kv_heads, head = spec.block_size, spec.num_kv_heads, spec.head_size
     seq_lens = [q + c for q, c in zip(spec.query_lens, spec.context_lens)]

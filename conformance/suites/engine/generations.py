@@ -9,9 +9,11 @@ import torch
 
 from conformance.contract.sampling_params import SamplingParams
 from conformance.reference_engine.llm import LLM
+from conformance.reference_engine.models.config import get_model_config
 from conformance.suites import model_settings
 from conformance.suites.closeness import TOP_N, Logprobs
 from conformance.suites.model_settings import dtype_name
+from conformance.suites.support import exercised
 
 #: Prompt token ids (tokenizer-independent): short, one block and a half, two blocks.
 PROMPTS = [[(17 * n + 5 * k) % 4000 + 10 for k in range(length)]
@@ -70,6 +72,8 @@ class Generations:
     def plugin_with_batching(self, dtype: torch.dtype):
         """The plugin's greedy batch, and a dict of the same requests alone and
         in a batch (greedy and seeded), all from one engine."""
+        exercised(head_sizes=get_model_config(self.model).head_size, block_sizes=self.block_size,
+                  dtypes=dtype, kv_cache_dtypes="auto")
         key = ("plugin", dtype)
         if key not in self._cache:
             self._cache[key] = self._generate(True, dtype, _alone_and_batched)

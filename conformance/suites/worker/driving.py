@@ -27,6 +27,7 @@ from conformance.reference_engine.executor import MultiprocExecutor, UniProcExec
 from conformance.reference_engine.models.config import get_model_config
 from conformance.suites.closeness import TOP_N, Logprobs, Tolerance, position_problem
 from conformance.suites.model_settings import MAX_MODEL_LEN, block_size_for, host_threads
+from conformance.suites.support import exercised
 
 #: KV-cache blocks of the script's workers: room for every request of the script.
 NUM_BLOCKS = 48
@@ -49,6 +50,8 @@ def engine_config(platform: type[Platform], dtype: torch.dtype, model: str, **ov
     config = EngineConfig(model=model, architecture=model_config.architecture, dtype=dtype,
                           platform=platform, **{**settings, **overrides})
     platform.check_and_update_config(config)
+    exercised(head_sizes=model_config.head_size, block_sizes=config.block_size, dtypes=config.dtype,
+              kv_cache_dtypes=config.kv_cache_dtype)
     config.attention_backend = platform.get_attn_backend_cls(AttentionSelectorConfig(
         head_size=model_config.head_size, dtype=config.dtype, block_size=config.block_size,
         kv_cache_dtype=config.kv_cache_dtype))
