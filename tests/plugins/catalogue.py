@@ -110,6 +110,11 @@ BROKEN = {
         # check_and_update_config relies on verify_model_arch, so it breaks too.
         {"platform.config.model_arch", "platform.config.check_and_update"},
     ),
+    "refusing_second_block_size": (
+        "kit_test_plugins.config_hooks:RefusingSecondBlockSizePlatform.plugin",
+        "platform",
+        {"platform.config.check_and_update"},
+    ),
     "any_quantization": (
         "kit_test_plugins.config_hooks:AnyQuantizationPlatform.plugin",
         "platform",

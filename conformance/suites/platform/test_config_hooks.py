@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
+import itertools
 
 import pytest
 import torch
 
 from conformance.contract.config import EngineConfig
+from conformance.suites.support import exercised
 
 _FOREIGN_ARCH = "MixtralForCausalLM"
 _FOREIGN_QUANT = "no-such-quantization"
@@ -45,14 +47,19 @@ def test_verify_quantization(platform, capabilities):
 
 @pytest.mark.contract("platform.config.check_and_update")
 def test_check_and_update_config(platform, capabilities):
-    """``check_and_update_config`` accepts a declared configuration and leaves it
-    within the declared set, and raises ``ValueError`` for an undeclared dtype,
-    block size, tensor-parallel size or architecture."""
-    config = _declared_config(capabilities)
-    platform.check_and_update_config(config)
-    assert config.dtype in capabilities.dtypes
-    assert config.block_size in capabilities.block_sizes
-    assert config.kv_cache_dtype in capabilities.kv_cache_dtypes
+    """``check_and_update_config`` accepts every declared dtype, KV-cache dtype and
+    block size and leaves the config within the declared set, and raises
+    ``ValueError`` for an undeclared dtype, block size, tensor-parallel size or
+    architecture."""
+    for dtype, kv_cache_dtype, block_size in itertools.product(
+            capabilities.dtypes, capabilities.kv_cache_dtypes, capabilities.block_sizes):
+        config = dataclasses.replace(_declared_config(capabilities), dtype=dtype,
+                                     kv_cache_dtype=kv_cache_dtype, block_size=block_size)
+        platform.check_and_update_config(config)
+        exercised(dtypes=dtype, kv_cache_dtypes=kv_cache_dtype, block_sizes=block_size)
+        assert config.dtype in capabilities.dtypes, f"{dtype} became {config.dtype}"
+        assert config.block_size in capabilities.block_sizes, f"block {block_size} became {config.block_size}"
+        assert config.kv_cache_dtype in capabilities.kv_cache_dtypes
 
     undeclared = {
         "block_size": max(capabilities.block_sizes) * 2,

@@ -13,3 +13,13 @@ class AnyQuantizationPlatform(TestPlatform):
     @classmethod
     def verify_quantization(cls, quant) -> None:
         """Accepts every quantization."""
+
+
+class RefusingSecondBlockSizePlatform(TestPlatform):
+    """Refuses its own second declared block size: a paging path never wired up."""
+
+    @classmethod
+    def check_and_update_config(cls, config) -> None:
+        if config.block_size == cls.capabilities.block_sizes[1]:
+            raise ValueError(f"block size {config.block_size} is not supported")
+        super().check_and_update_config(config)
