@@ -22,68 +22,32 @@ look disturbed.
 from __future__ import annotations
 
 import argparse
-import pkgutil
-import statistics
-import time
 
 import torch
 import torch.nn.functional as F
 from tabulate import tabulate
 
-from conformance.contract.attention import AttentionMetadata, AttentionSelectorConfig
+from conformance.performance.attention import (
+    DECODE_CONTEXT,
+    DECODE_SEQS,
+    HEAD_SIZE,
+    NUM_HEADS,
+    NUM_KV_HEADS,
+    PREFILL_TOKENS,
+    attention_backend,
+    backend_step,
+    decode_kv_bytes,
+    decode_seconds,
+    median_seconds,
+    paged_problem,
+)
 from conformance.reference_engine.platforms import resolve_platform
-
-NUM_HEADS, NUM_KV_HEADS, HEAD_SIZE, BLOCK_SIZE = 8, 2, 128, 16
-DECODE_SEQS, DECODE_CONTEXT, PREFILL_TOKENS = 16, 2048, 1024
-
-
-def median_seconds(fn, repeats: int, synchronize) -> float:
-    fn()  # warm-up: allocations, thread pool, oneDNN primitives, kernel compilation
-    synchronize()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        synchronize()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def memory_read_bandwidth(device, repeats: int, synchronize) -> float:
     """Bytes per second of summing 512 MiB (far beyond any cache)."""
     data = torch.ones(128 * 2**20, dtype=torch.float32, device=device)
     return data.numel() * data.element_size() / median_seconds(data.sum, repeats, synchronize)
-
-
-def paged_problem(backend, device, num_seqs: int, context: int, query_len: int, dtype: torch.dtype):
-    """Query, key, value of the new tokens, a cache holding each sequence's context
-    in shuffled blocks, and the metadata of the step."""
-    gen = torch.Generator().manual_seed(0)
-    blocks_per_seq = -(-(context + query_len) // BLOCK_SIZE)
-    num_blocks = num_seqs * blocks_per_seq
-    cache_shape = backend.get_kv_cache_shape(num_blocks, BLOCK_SIZE, NUM_KV_HEADS, HEAD_SIZE)
-    kv_cache = torch.randn(cache_shape, generator=gen).to(dtype)
-    block_table = torch.randperm(num_blocks, generator=gen).view(num_seqs, blocks_per_seq).int()
-    positions = torch.arange(context, context + query_len)
-    slots = (block_table[:, positions // BLOCK_SIZE].long() * BLOCK_SIZE + positions % BLOCK_SIZE).flatten()
-    tokens = num_seqs * query_len
-    query = torch.randn(tokens, NUM_HEADS, HEAD_SIZE, generator=gen).to(dtype)
-    key = torch.randn(tokens, NUM_KV_HEADS, HEAD_SIZE, generator=gen).to(dtype)
-    value = torch.randn(tokens, NUM_KV_HEADS, HEAD_SIZE, generator=gen).to(dtype)
-    metadata = AttentionMetadata(
-        query_start_loc=torch.arange(0, tokens + 1, query_len, dtype=torch.int32).to(device),
-        seq_lens=torch.full((num_seqs,), context + query_len, dtype=torch.int32).to(device),
-        block_table=block_table.to(device), slot_mapping=slots.to(device), max_query_len=query_len,
-        max_seq_len=context + query_len, num_actual_tokens=tokens,
-    )
-    return query.to(device), key.to(device), value.to(device), kv_cache.to(device), metadata
-
-
-def backend_step(backend, problem):
-    query, key, value, kv_cache, metadata = problem
-    impl = backend.get_impl_cls()(NUM_HEADS, HEAD_SIZE, HEAD_SIZE**-0.5, NUM_KV_HEADS)
-    output = torch.empty_like(query)
-    return lambda: impl.forward(query, key, value, kv_cache, metadata, output)
 
 
 def sdpa_step(device, num_seqs: int, query_len: int, kv_len: int, dtype: torch.dtype, causal: bool):
@@ -111,14 +75,11 @@ def main() -> None:
         rows = []
         for dtype in (torch.float32, torch.bfloat16):
             name = str(dtype).removeprefix("torch.")
-            backend = pkgutil.resolve_name(platform.get_attn_backend_cls(
-                AttentionSelectorConfig(HEAD_SIZE, dtype, BLOCK_SIZE, "auto", None, None)))
+            backend = attention_backend(platform, dtype)
             label = f"{backend.get_name()} (paged)"
             seq_len = args.context + 1
-            kv_bytes = 2 * args.decode_seqs * seq_len * NUM_KV_HEADS * HEAD_SIZE * dtype.itemsize
-            decode = paged_problem(backend, device, args.decode_seqs, args.context, 1, dtype)
-            ours = median_seconds(backend_step(backend, decode), args.repeats, sync)
-            del decode
+            kv_bytes = decode_kv_bytes(args.decode_seqs, args.context, dtype)
+            ours = decode_seconds(platform, backend, dtype, args.decode_seqs, args.context, args.repeats)
             sdpa = median_seconds(sdpa_step(device, args.decode_seqs, 1, seq_len, dtype, causal=False),
                                   args.repeats, sync)
             for impl, seconds in ((label, ours), ("sdpa (dense)", sdpa)):

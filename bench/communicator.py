@@ -15,73 +15,13 @@ barrier). Bus bandwidth assumes a flat topology, as nccl-tests' does.
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
 
 import torch
-import torch.distributed as dist
 from tabulate import tabulate
 
+from conformance.performance.communicator import OPS, slowest_rank
 from conformance.reference_engine.platforms import resolve_platform
 from conformance.suites.ranks import RankPool
-
-OPS = ("all_reduce", "all_gather", "reduce_scatter", "broadcast")
-_all_gather_flat = getattr(dist, "all_gather_single", None) or dist.all_gather_into_tensor
-_reduce_scatter_flat = getattr(dist, "reduce_scatter_single", None) or dist.reduce_scatter_tensor
-
-
-def _operations(comm, op: str, numel: int, dtype: torch.dtype):
-    """The communicator's call and the raw torch.distributed call for ``op`` on
-    ``numel`` elements (the total, as nccl-tests counts size), and the bus factor."""
-    n, device = comm.world_size, comm.device
-    if op == "all_reduce":
-        buffer = torch.ones(numel, dtype=dtype, device=device)
-        return (lambda: comm.all_reduce(buffer), lambda: dist.all_reduce(buffer),
-                2 * (n - 1) / n)
-    # The raw calls allocate their outputs on every call, as the communicator does:
-    # a caller that keeps each result (the contract's case) cannot reuse a buffer.
-    if op == "all_gather":
-        part = torch.ones(numel // n, dtype=dtype, device=device)
-        return (lambda: comm.all_gather(part, 0),
-                lambda: _all_gather_flat(part.new_empty(part.numel() * n), part),
-                (n - 1) / n)
-    if op == "reduce_scatter":
-        whole = torch.ones(numel - numel % n, dtype=dtype, device=device)
-        return (lambda: comm.reduce_scatter(whole, 0),
-                lambda: _reduce_scatter_flat(whole.new_empty(whole.numel() // n), whole),
-                (n - 1) / n)
-    buffer = torch.ones(numel, dtype=dtype, device=device)
-    return lambda: comm.broadcast(buffer, 0), lambda: dist.broadcast(buffer, 0), 1.0
-
-
-def _time(call, iterations: int, synchronize) -> list[float]:
-    times = []
-    for _ in range(iterations):
-        dist.barrier()
-        start = time.perf_counter()
-        call()
-        synchronize()
-        times.append(time.perf_counter() - start)
-    return times
-
-
-def measure(comm, platform, op: str, sizes_bytes: list[int], dtype: torch.dtype, iterations: int):
-    """Runs on every rank: per size, the median seconds of the communicator and of
-    raw torch.distributed, interleaved so drift hits both alike."""
-    synchronize = platform.synchronize
-    rows = []
-    for size in sizes_bytes:
-        numel = max(comm.world_size, size // dtype.itemsize)
-        kit_call, raw_call, bus_factor = _operations(comm, op, numel, dtype)
-        for call in (kit_call, raw_call):  # warm-up
-            _time(call, 2, synchronize)
-        kit, raw = [], []
-        for _ in range(iterations):
-            kit += _time(kit_call, 1, synchronize)
-            raw += _time(raw_call, 1, synchronize)
-        rows.append((numel * dtype.itemsize, statistics.median(kit), statistics.median(raw),
-                     bus_factor))
-    return rows
 
 
 def main() -> None:
@@ -102,10 +42,8 @@ def main() -> None:
     table = []
     try:
         for op in args.ops.split(","):
-            per_rank = pool.run(measure, platform, op, sizes, getattr(torch, args.dtype), args.iterations)
-            for index, (size, _, _, bus_factor) in enumerate(per_rank[0]):
-                kit = max(rows[index][1] for rows in per_rank)  # the slowest rank
-                raw = max(rows[index][2] for rows in per_rank)
+            for size, kit, raw, bus_factor in slowest_rank(pool, platform, op, sizes, getattr(torch, args.dtype),
+                                                           args.iterations):
                 table.append([
                     op, _human(size), f"{kit * 1e6:.0f}", f"{size / kit / 1e9:.2f}",
                     f"{size / kit / 1e9 * bus_factor:.2f}", f"{raw * 1e6:.0f}",

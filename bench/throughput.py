@@ -14,27 +14,17 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
-import time
 
 import torch
 
-from conformance.reference_engine import LLM, SamplingParams
+from conformance.performance.throughput import NEW_TOKENS, engine_generate, median_rates, workloads
+from conformance.reference_engine import LLM
 from conformance.reference_engine.models.config import get_model_config, to_hf_config
 from conformance.reference_engine.models.loader import random_weights
 from conformance.reference_engine.platforms import resolve_platform
 
-NEW_TOKENS = 128
 #: The engine's default platform, which Hugging Face runs on too.
 PLATFORM = resolve_platform(None)
-
-
-def workloads(vocab_size: int) -> dict[str, list[list[int]]]:
-    def prompt(length: int, salt: int) -> list[int]:
-        return [1] + [(salt * 7919 + 104729 * i) % (vocab_size - 3) + 3 for i in range(length - 1)]
-
-    lengths = [16 + round(i * (256 - 16) / 15) for i in range(16)]
-    return {"a": [prompt(64, 0)], "b": [prompt(n, i) for i, n in enumerate(lengths)]}
 
 
 def hf_model(model: str, dtype: torch.dtype, seed: int):
@@ -62,32 +52,6 @@ def hf_generate(hf, prompts: list[list[int]]) -> int:
     return (out.shape[1] - width) * len(prompts)
 
 
-def engine_generate(llm: LLM, prompts: list[list[int]]) -> int:
-    params = SamplingParams(temperature=0, max_tokens=NEW_TOKENS, ignore_eos=True)
-    outputs = llm.generate([{"prompt_token_ids": p} for p in prompts], params, use_tqdm=False)
-    return sum(len(o.outputs[0].token_ids) for o in outputs)
-
-
-def rate(run, prompts) -> float:
-    PLATFORM.synchronize()
-    start = time.perf_counter()
-    tokens = run(prompts)
-    PLATFORM.synchronize()
-    return tokens / (time.perf_counter() - start)
-
-
-def median_rates(runs, prompts, repeats: int) -> list[float]:
-    """Median output tokens/s of each of ``runs``, timed in alternation (so a busy
-    spell on the machine hits all of them alike) after one warm-up each."""
-    for run in runs:
-        run(prompts)  # first-call allocations and kernel selection
-    rates = [[] for _ in runs]
-    for _ in range(repeats):
-        for run, measured in zip(runs, rates):
-            measured.append(rate(run, prompts))
-    return [statistics.median(r) for r in rates]
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="small")
@@ -108,7 +72,8 @@ def main() -> None:
         print(f"engine attention backend: {llm.config.attention_backend.rpartition('.')[2]}")
         for name in args.workloads:
             ours, theirs = median_rates(
-                [lambda p, llm=llm: engine_generate(llm, p), lambda p, hf=hf: hf_generate(hf, p)], jobs[name], args.repeats
+                [lambda p, llm=llm: engine_generate(llm, p), lambda p, hf=hf: hf_generate(hf, p)], jobs[name], args.repeats,
+                PLATFORM.synchronize,
             )
             print(f"{dtype:9} ({name})  {ours:12.1f} {theirs:9.1f} {ours / theirs:5.2f}x", flush=True)
         llm.shutdown()
