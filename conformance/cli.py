@@ -1,7 +1,9 @@
 """The ``conformance`` command.
 
-- ``conformance run --platform NAME [--record PATH] [PYTEST ARGS...]`` runs the suites
-  under pytest in a child process, writing the result record, then verifies it.
+- ``conformance run --platform NAME [--record PATH] [--bench] [PYTEST ARGS...]`` runs
+  the suites under pytest in a child process, writing the result record (with
+  ``--bench``, then its performance figures: ``conformance/performance/``), then
+  verifies it.
 - ``conformance verify PATH...`` checks records and prints one verdict line each.
 - ``conformance plugins`` lists the installed platform plugins and whether each is
   usable here.
@@ -30,6 +32,7 @@ from pathlib import Path
 from conformance._version import __version__
 from conformance.ci import cli as pipeline_cli
 from conformance.matrix import cli as matrix_cli
+from conformance.performance import recording as performance
 from conformance.scaffold import cli as init_cli
 
 
@@ -58,6 +61,8 @@ def run(args: argparse.Namespace, pytest_args: list[str]) -> int:
         print(f"conformance: no record was written to {record} "
               f"(pytest exited with {exit_status})", file=sys.stderr)
         return exit_status or 2
+    if args.bench and exit_status not in _INTERRUPTED:
+        performance.bench_record(record, args.platform)  # one line either way; the record is kept
     verdict = verify_record(record)
     if exit_status in _INTERRUPTED:
         print(f"conformance run: interrupted; the record {record} is kept, marked incomplete "
@@ -138,6 +143,7 @@ def build_parser() -> argparse.ArgumentParser:
     run_parser.add_argument("--record", metavar="PATH",
                             help="where to write the record "
                             "(default: conformance-NAME.record.json)")
+    run_parser.add_argument("--bench", action="store_true", help=performance.HELP)
     parser.run_parser = run_parser  # main() refuses mistyped pytest options with its usage
 
     verify_parser = commands.add_parser(
