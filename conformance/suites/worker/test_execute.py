@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from conformance.suites import model_settings
+from conformance.suites.closeness import tolerance_for
+from conformance.suites.worker import driving
 from conformance.suites.worker.driving import step_problems
 
 
@@ -36,6 +39,35 @@ def test_mixed_batch_matches_reference(reference_run, plugin_run, tolerance):
     reach their end, each with the reference worker's greedy token and logprobs
     within the dtype's tolerance."""
     _compare_steps("mixed", reference_run, plugin_run, tolerance)
+
+
+def _declared_shapes(platform, worker_config):
+    """Every other declared block size in the suite's dtype, and every other declared
+    dtype in the suite's block size: each declared value once, beside the script's."""
+    caps = platform.capabilities
+    shapes = [(worker_config.dtype, size) for size in caps.block_sizes if size != worker_config.block_size]
+    return shapes + [(dtype, worker_config.block_size) for dtype in caps.dtypes if dtype != worker_config.dtype]
+
+
+@pytest.mark.contract("worker.execute.decode")
+def test_every_declared_block_size_and_dtype(platform, worker_config, steps):
+    """The same rule in every declared block size and dtype: after the script's
+    prefill, its first decodes give the reference worker's greedy tokens (by the
+    dtype's rule) where the reference declares that block size too."""
+    reference = model_settings.reference_platform()
+    problems = []
+    for dtype, block_size in _declared_shapes(platform, worker_config):
+        if block_size not in reference.capabilities.block_sizes or dtype not in reference.capabilities.dtypes:
+            continue
+        script = driving.script(block_size)[:3]
+        runs = [driving.run_in_process(driving.engine_config(p, dtype, worker_config.model,
+                                                             block_size=block_size), script)
+                for p in (reference, platform)]
+        decodes = [i for i, step in enumerate(script) if step.kind == "decode"]
+        problems += [f"{model_settings.dtype_name(dtype)}, block size {block_size}: {problem}"
+                     for problem in step_problems(runs[0], decodes, [runs[1].results[i] for i in decodes],
+                                                  tolerance_for(dtype))]
+    assert not problems, "\n".join(problems[:5])
 
 
 @pytest.mark.contract("worker.execute.sampling_params")
