@@ -32,9 +32,8 @@ def test_sliding_window_matches_oracle(platform, platform_name, capabilities, da
 
 @pytest.mark.contract("attention.features.sliding_window")
 def test_sliding_window_on_covering_batches(platform, capabilities):
-    """The same rule on explicit batches: every declared head size, block size and dtype
-    and every pair of them and of the GQA groups, a decode context beyond 4,096
-    tokens, 64 requests at once, and 8 and 16 query heads per KV head."""
+    """The same rule on the explicit batches of ``attention/coverage.py`` (every declared
+    value and pair, and the sizes where kernels break)."""
     require_feature(platform, "sliding_window")
     check_each(covering_specs(capabilities, _KINDS, sliding_window=True),
                lambda spec: compare_with_oracle(platform, spec, "attention.features.sliding_window"),
@@ -53,9 +52,8 @@ def test_logits_soft_cap_matches_oracle(platform, platform_name, capabilities, d
 
 @pytest.mark.contract("attention.features.logits_soft_cap")
 def test_logits_soft_cap_on_covering_batches(platform, capabilities):
-    """The same rule on explicit batches: every declared head size, block size and dtype
-    and every pair of them and of the GQA groups, a decode context beyond 4,096
-    tokens, 64 requests at once, and 8 and 16 query heads per KV head."""
+    """The same rule on the explicit batches of ``attention/coverage.py`` (every declared
+    value and pair, and the sizes where kernels break)."""
     require_feature(platform, "logits_soft_cap")
     check_each(covering_specs(capabilities, _KINDS, logits_soft_cap=True),
                lambda spec: compare_with_oracle(platform, spec, "attention.features.logits_soft_cap"),

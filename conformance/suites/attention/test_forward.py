@@ -56,25 +56,22 @@ def test_mixed_batch_matches_oracle(platform, platform_name, capabilities, data)
 
 @pytest.mark.contract("attention.forward.prefill")
 def test_prefill_on_covering_batches(platform, capabilities):
-    """The same rule on explicit batches: every declared head size, block size and dtype
-    and every pair of them and of the GQA groups, a decode context beyond 4,096
-    tokens, 64 requests at once, and 8 and 16 query heads per KV head."""
+    """The same rule on the explicit batches of ``attention/coverage.py`` (every declared
+    value and pair, and the sizes where kernels break)."""
     _cover(platform, capabilities, ("prefill", "prefill"), "attention.forward.prefill")
 
 
 @pytest.mark.contract("attention.forward.decode")
 def test_decode_on_covering_batches(platform, capabilities):
-    """The same rule on explicit batches: every declared head size, block size and dtype
-    and every pair of them and of the GQA groups, a decode context beyond 4,096
-    tokens, 64 requests at once, and 8 and 16 query heads per KV head."""
+    """The same rule on the explicit batches of ``attention/coverage.py`` (every declared
+    value and pair, and the sizes where kernels break)."""
     _cover(platform, capabilities, ("decode", "decode"), "attention.forward.decode")
 
 
 @pytest.mark.contract("attention.forward.mixed")
 def test_mixed_on_covering_batches(platform, capabilities):
-    """The same rule on explicit batches: every declared head size, block size and dtype
-    and every pair of them and of the GQA groups, a decode context beyond 4,096
-    tokens, 64 requests at once, and 8 and 16 query heads per KV head."""
+    """The same rule on the explicit batches of ``attention/coverage.py`` (every declared
+    value and pair, and the sizes where kernels break)."""
     _cover(platform, capabilities, ("prefill", "chunked", "decode"),
            "attention.forward.mixed")
 

@@ -34,9 +34,8 @@ def test_new_keys_and_values_land_in_their_slots(platform, platform_name, capabi
 
 @pytest.mark.contract("attention.kv_cache.write")
 def test_cache_writes_on_covering_batches(platform, capabilities):
-    """The same rule on explicit batches: every declared head size, block size and dtype
-    and every pair of them and of the GQA groups, a decode context beyond 4,096
-    tokens, 64 requests at once, and 8 and 16 query heads per KV head."""
+    """The same rule on the explicit batches of ``attention/coverage.py`` (every declared
+    value and pair, and the sizes where kernels break)."""
     check_each(covering_specs(capabilities, ("prefill", "chunked", "decode")),
                lambda spec: _check_cache_writes(platform, spec), "attention.kv_cache.write")
 

@@ -36,9 +36,8 @@ def test_same_input_same_output_bitwise(platform, platform_name, capabilities, d
 
 @pytest.mark.contract("attention.numerics.deterministic")
 def test_deterministic_on_covering_batches(platform, capabilities):
-    """The same rule on explicit batches: every declared head size, block size and dtype
-    and every pair of them and of the GQA groups, a decode context beyond 4,096
-    tokens, 64 requests at once, and 8 and 16 query heads per KV head."""
+    """The same rule on the explicit batches of ``attention/coverage.py`` (every declared
+    value and pair, and the sizes where kernels break)."""
     check_each(covering_specs(capabilities, ("prefill", "chunked", "decode")),
                lambda spec: _check_deterministic(platform, spec), "attention.numerics.deterministic")
 
