@@ -79,7 +79,9 @@ def _compile(source: Path, target: Path, compiler: str, flags: tuple[str, ...]) 
         result = subprocess.run([compiler, *flags, str(source), "-o", partial, "-lm"],
                                 capture_output=True, text=True, timeout=120)
         if result.returncode != 0:
-            raise NativeBuildError(f"{compiler} failed on {source.name}: {result.stderr.strip()[-2000:]}")
+            output = (result.stderr or result.stdout).strip()[-2000:]
+            raise NativeBuildError(f"{compiler} failed on {source.name} (exit status "
+                                   f"{result.returncode})" + (f": {output}" if output else ""))
         os.replace(partial, target)
     finally:
         if os.path.exists(partial):
@@ -106,6 +108,11 @@ def build(name: str) -> Path:
     raise last_error
 
 
+#: Whether this process has warned: a missing or broken compiler is one warning, not
+#: one per kernel (``unavailable_reason`` keeps each kernel's own).
+_warned = False
+
+
 @functools.cache
 def _load(name: str) -> ctypes.CDLL | str:
     if not enabled():
@@ -113,8 +120,12 @@ def _load(name: str) -> ctypes.CDLL | str:
     try:
         return ctypes.CDLL(str(build(name)))
     except (NativeBuildError, OSError, subprocess.SubprocessError) as error:
+        global _warned
         reason = f"C kernel {name!r} unavailable, using the torch implementation: {error}"
-        warnings.warn(reason, RuntimeWarning, stacklevel=3)
+        if not _warned:
+            _warned = True
+            warnings.warn(f"{reason} (further kernels that fail are not warned about)",
+                          RuntimeWarning, stacklevel=3)
         return reason
 
 
