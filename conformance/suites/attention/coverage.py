@@ -11,13 +11,16 @@ value was ever tried. So each contract also runs
   partitions (beyond 4,096 tokens, at the largest and the smallest declared block
   size), a batch of 64 requests, and the largest GQA groups (8 query heads per KV
   head over 8 KV heads, as Llama-3-70B has, and 16 per KV head).
+
+Under the ``smoke`` profile (slow backends) a sixth of the array runs and none of
+the breaking sizes.
 """
 
 from __future__ import annotations
 
 import itertools
 
-from conformance.suites.attention.strategies import GQA_GROUPS, KV_HEAD_COUNTS, BatchSpec
+from conformance.suites.attention.strategies import GQA_GROUPS, KV_HEAD_COUNTS, PROFILE, BatchSpec
 
 #: The longest decode context the explicit batches reach (tokens).
 LONG_CONTEXT = 4 * 1024 + 37
@@ -97,6 +100,8 @@ def covering_specs(capabilities, kinds: tuple[str, ...], *, dtypes=None,
             sliding_window=(row["block_size"] + 3) if sliding_window else None,
             logits_soft_cap=20.0 if logits_soft_cap else None,
         ))
+    if PROFILE == "smoke":  # slow backends (kernels under an interpreter): a sixth, none of the large
+        return specs[::6]
     return specs + _breaking_sizes(capabilities, kinds, dtypes, sliding_window, logits_soft_cap)
 
 
