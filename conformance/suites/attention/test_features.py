@@ -34,10 +34,7 @@ def test_sliding_window_matches_oracle(platform, platform_name, capabilities, da
 def test_sliding_window_on_covering_batches(platform, capabilities):
     """The same rule on the explicit batches of ``attention/coverage.py`` (every declared
     value and pair, and the sizes where kernels break)."""
-    require_feature(platform, "sliding_window")
-    check_each(covering_specs(capabilities, _KINDS, sliding_window=True),
-               lambda spec: compare_with_oracle(platform, spec, "attention.features.sliding_window"),
-               "attention.features.sliding_window")
+    _cover_feature(platform, capabilities, "sliding_window")
 
 
 @pytest.mark.contract("attention.features.logits_soft_cap")
@@ -54,7 +51,11 @@ def test_logits_soft_cap_matches_oracle(platform, platform_name, capabilities, d
 def test_logits_soft_cap_on_covering_batches(platform, capabilities):
     """The same rule on the explicit batches of ``attention/coverage.py`` (every declared
     value and pair, and the sizes where kernels break)."""
-    require_feature(platform, "logits_soft_cap")
-    check_each(covering_specs(capabilities, _KINDS, logits_soft_cap=True),
-               lambda spec: compare_with_oracle(platform, spec, "attention.features.logits_soft_cap"),
-               "attention.features.logits_soft_cap")
+    _cover_feature(platform, capabilities, "logits_soft_cap")
+
+
+def _cover_feature(platform, capabilities, feature: str) -> None:
+    require_feature(platform, feature)
+    contract = f"attention.features.{feature}"
+    check_each(covering_specs(capabilities, _KINDS, **{feature: True}),
+               lambda spec: compare_with_oracle(platform, spec, contract), contract)
