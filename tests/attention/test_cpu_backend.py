@@ -13,6 +13,7 @@ from attention.conftest import requires_gpu
 from conformance.reference_engine import LLM, SamplingParams
 from conformance.reference_engine.attention import cpu_attn
 from conformance.reference_engine.attention.cpu_attn import CpuAttentionBackend, CpuAttentionImpl
+from conformance.reference_engine.kernels.cpu import native
 from conformance.reference_engine.platforms.cpu import CpuPlatform
 from conformance.results.outcomes import FAILING
 from conformance.suites.attention.strategies import BatchSpec, build_batch, run_backend, run_oracle
@@ -173,21 +174,40 @@ def test_attention_suite_passes_on_the_cpu_platform(run_kit, kit_env, native):
     assert run.contracts_with(*FAILING) == set(), run.output
 
 
+@pytest.fixture
+def forced_variant(native_only, monkeypatch):
+    """``forced_variant(name)``: the backend runs that variant's C kernel from then on,
+    whether or not its routing would choose it for this host."""
+    real = cpu_attn.native_kernel
+
+    def force(name: str) -> None:
+        monkeypatch.setattr(cpu_attn, "native_kernel", lambda variant=None: real(name))
+
+    return force
+
+
 @requires_native
+@pytest.mark.parametrize("variant", [v.name for v in native.host_variants()])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16])
-def test_portable_path_matches_oracle(native_only, monkeypatch, tmp_path, dtype):
-    """Rule: the kernel's portable C path (built without AVX-512, as on CPUs that lack
-    it) gives the oracle's attention on decode, chunked and plain prefill, with a
-    sliding window and a soft cap."""
-    import ctypes
-    import subprocess
+def test_every_variant_matches_oracle(forced_variant, variant, dtype):
+    """Rule: the C kernel of every variant this host executes (AVX-512, AVX2, portable
+    on x86) gives the oracle's attention on decode, chunked and plain prefill, GQA and
+    MHA, with a sliding window and a soft cap, and on a batch-1 decode split across
+    threads; in fp32, bf16 and fp16."""
+    forced_variant(variant)
+    for head_size, kv_heads, group, feature in ((64, 2, 4, {}), (128, 2, 1, {"sliding_window": 20}),
+                                                 (32, 1, 8, {"logits_soft_cap": 5.0})):
+        check(BatchSpec(**MIXED, num_kv_heads=kv_heads, group=group, head_size=head_size, block_size=16,
+                        dtype=dtype, padding_tokens=1, seed=7, **feature))
+    check(BatchSpec(query_lens=(1,), context_lens=(1200,), num_kv_heads=2, group=4, head_size=128,
+                    block_size=32, dtype=dtype, padding_tokens=0, seed=3))
 
-    from conformance.reference_engine.kernels.cpu import native
 
-    library = tmp_path / "paged_attention_portable.so"
-    subprocess.run([native._compiler(), *native.FLAGS, "-mno-avx512f", *native.OPENMP,
-                    str(native.SOURCES / "paged_attention.c"), "-o", str(library), "-lm"], check=True)
-    monkeypatch.setattr(native, "library", lambda name: ctypes.CDLL(str(library)))
-    for feature in ({}, {"sliding_window": 20, "logits_soft_cap": 5.0}):
-        check(BatchSpec(**MIXED, num_kv_heads=2, group=4, head_size=64, block_size=16, dtype=dtype,
-                        padding_tokens=1, seed=7, **feature))
+def test_routing_uses_the_kernel_only_for_variants_that_beat_torch(monkeypatch):
+    """Rule: without a variant named, the backend gets the C kernel only where this
+    host's variant is one measured faster than the torch path."""
+    variant = native.selected_variant().name
+    monkeypatch.setattr(cpu_attn, "NATIVE_ATTENTION_VARIANTS", frozenset())
+    assert cpu_attn.native_kernel() is None
+    monkeypatch.setattr(cpu_attn, "NATIVE_ATTENTION_VARIANTS", frozenset({variant}))
+    assert (cpu_attn.native_kernel() is None) == (native.library("paged_attention") is None)

@@ -14,19 +14,24 @@ needs_native = pytest.mark.skipif(
 )
 
 PROMPTS = [[1, 5, 9, 200, 17], [1, 300, 301, 302, 303, 304, 305, 306, 307, 3, 4, 8]]
+#: Every variant this host executes (each built once, then cached): the tests force
+#: each in turn.
+HOST_VARIANTS = [v.name for v in native.host_variants()]
 
 
 @needs_native
+@pytest.mark.parametrize("variant", HOST_VARIANTS)
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
 @pytest.mark.parametrize("m", [1, 2, 3, 4, 5, 7, 8, 16, 33])
 @pytest.mark.parametrize("n, k", [(1, 32), (7, 45), (33, 1000), (130, 64), (257, 2816)])
-def test_native_linear_matches_torch(dtype, m, n, k):
-    """Rule: the C linear is ``x @ W.T`` to the dtype's rounding, for any M, N and K,
-    including row counts that leave a partial tile and K that is not a whole vector."""
+def test_native_linear_matches_torch(variant, dtype, m, n, k):
+    """Rule: the C linear of every variant this host executes is ``x @ W.T`` to the
+    dtype's rounding, for any M, N and K, including row counts that leave a partial
+    tile and K that is not a whole vector."""
     gen = torch.Generator().manual_seed(m * 1000 + n + k)
     x = torch.randn(m, k, generator=gen).to(dtype)
     w = torch.randn(n, k, generator=gen).to(dtype)
-    got = ops.native_linear(x, w)
+    got = ops.native_linear(x, w, variant)
     want = F.linear(x.float(), w.float())
     assert got.dtype == dtype and got.shape == (m, n)
     # Both round one fp32 sum to the dtype once: one unit in the last place, plus
@@ -56,41 +61,107 @@ def test_native_linear_rejects_what_it_cannot_compute():
         ops.native_linear(torch.randn(1, 32).half(), torch.randn(4, 32).bfloat16())
 
 
+def _forget_loaded_kernels() -> None:
+    native._load.cache_clear()
+    ops._kernels.cache_clear()
+    ops._routed.cache_clear()
+
+
+@pytest.fixture
+def fresh_kernels():
+    """Kernels looked up again after the test changes the environment, and after it."""
+    _forget_loaded_kernels()
+    yield
+    _forget_loaded_kernels()
+
+
+@needs_native
+@pytest.mark.parametrize("variant", HOST_VARIANTS)
+def test_each_variant_is_built_for_its_isa(variant):
+    """Rule: the library loaded for a variant holds that variant's code (the loader
+    checks it too): the compiler flags of each select the ISA they name."""
+    assert native.library("linear", variant).kernel_isa() == variant.encode()
+    assert native.library("paged_attention", variant).kernel_isa() == variant.encode()
+
+
+def test_variant_selection_follows_the_cpu_flags(monkeypatch):
+    """Rule: a host with AVX2, FMA and F16C but no AVX-512 (x86-64-v3) runs the avx2
+    variant, a bare x86-64-v2 one the portable variant, a fuller one AVX-512; forcing
+    a variant the host cannot execute, or one that does not exist, is refused by name."""
+    v2 = "cx16 lahf_lm popcnt sse4_1 sse4_2 ssse3"
+    v3 = v2 + " avx avx2 bmi1 bmi2 f16c fma abm movbe xsave"
+    v4 = v3 + " avx512f avx512bw avx512cd avx512dq avx512vl"
+    monkeypatch.setattr(native.platform, "machine", lambda: "x86_64")
+    monkeypatch.delenv(native.ENV_VARIANT, raising=False)
+    for flags, expected in ((v3, ["avx2", "portable"]), (v2, ["portable"]),
+                            (v4 + " avx512_bf16", ["avx512_bf16", "avx512f", "avx2", "portable"])):
+        monkeypatch.setattr(native, "_cpu_flags", lambda flags=flags: f"flags\t\t: fpu {flags}")
+        native.host_variants.cache_clear()
+        try:
+            assert [v.name for v in native.host_variants()] == expected
+            assert native.selected_variant().name == expected[0]
+            monkeypatch.setenv(native.ENV_VARIANT, "portable")
+            assert native.selected_variant().name == "portable"
+            if "avx512f" not in expected:
+                monkeypatch.setenv(native.ENV_VARIANT, "avx512f")
+                with pytest.raises(ValueError, match="cannot execute"):
+                    native.selected_variant()
+            monkeypatch.setenv(native.ENV_VARIANT, "neon")
+            with pytest.raises(ValueError, match="variants of x86_64"):
+                native.selected_variant()
+        finally:
+            monkeypatch.delenv(native.ENV_VARIANT, raising=False)
+            native.host_variants.cache_clear()
+
+
+@needs_native
+@pytest.mark.parametrize("variant", HOST_VARIANTS)
+def test_linear_routes_to_the_variant_only_up_to_its_measured_rows(variant, monkeypatch, fresh_kernels):
+    """Rule: with a variant forced, ``linear`` calls its C kernel for bf16 products of
+    up to ``MAX_ROWS[variant]`` rows and ``F.linear`` beyond (bit for bit); a variant
+    measured slower than torch (0 rows) never gets one."""
+    monkeypatch.setenv(native.ENV_VARIANT, variant)
+    calls = []
+    real_run = ops._run
+    monkeypatch.setattr(ops, "_run", lambda *args: calls.append(args) or real_run(*args))
+    w = torch.randn(16, 64).bfloat16()
+    limit = ops.MAX_ROWS[variant]
+    if limit:
+        ops.linear(torch.randn(limit, 64).bfloat16(), w)
+        assert len(calls) == 1
+    above = torch.randn(limit + 1, 64).bfloat16()
+    assert torch.equal(ops.linear(above, w), F.linear(above, w))
+    assert len(calls) == (1 if limit else 0)
+
+
 def test_linear_routes_fp32_and_large_batches_to_torch(monkeypatch):
-    """Rule: fp32 products and batches above MAX_ROWS are F.linear's, bit for bit (the
-    fp32 HF-parity bound depends on it)."""
+    """Rule: fp32 products and batches above the variant's rows are F.linear's, bit
+    for bit (the fp32 HF-parity bound depends on it)."""
     def refuse(*args):
         raise AssertionError("native kernel called")
 
-    monkeypatch.setattr(ops, "native_linear", refuse)
+    monkeypatch.setattr(ops, "_run", refuse)
     w = torch.randn(16, 64)
     x = torch.randn(3, 64)
     assert torch.equal(ops.linear(x, w), F.linear(x, w))
-    big = torch.randn(ops.MAX_ROWS + 1, 64).bfloat16()
+    big = torch.randn(max(ops.MAX_ROWS.values()) + 1, 64).bfloat16()
     assert torch.equal(ops.linear(big, w.bfloat16()), F.linear(big, w.bfloat16()))
 
 
-def test_env_switch_takes_the_torch_path(monkeypatch):
+def test_env_switch_takes_the_torch_path(monkeypatch, fresh_kernels):
     """Rule: with CONFORMANCE_NATIVE_KERNELS=0 no C library loads and ``linear`` is
     F.linear, bit for bit, even for the shapes the kernel would take."""
     monkeypatch.setenv(native.ENV_SWITCH, "0")
-    native._load.cache_clear()
-    ops._kernels.cache_clear()
-    try:
-        assert native.library("linear") is None
-        assert native.unavailable_reason("linear") == f"{native.ENV_SWITCH}=0"
-        x = torch.randn(1, 64).bfloat16()
-        w = torch.randn(16, 64).bfloat16()
-        assert torch.equal(ops.linear(x, w), F.linear(x, w))
-    finally:
-        native._load.cache_clear()
-        ops._kernels.cache_clear()
+    assert native.library("linear") is None
+    assert native.unavailable_reason("linear") == f"{native.ENV_SWITCH}=0"
+    assert native.describe() == f"off ({native.ENV_SWITCH}=0)"
+    x = torch.randn(1, 64).bfloat16()
+    w = torch.randn(16, 64).bfloat16()
+    assert torch.equal(ops.linear(x, w), F.linear(x, w))
 
 
-def _greedy_tokens(dtype: str, native_on: bool, monkeypatch, max_tokens: int) -> list[list[int]]:
-    monkeypatch.setenv(native.ENV_SWITCH, "1" if native_on else "0")
-    native._load.cache_clear()
-    ops._kernels.cache_clear()
+def _greedy_tokens(dtype: str, max_tokens: int) -> list[list[int]]:
+    _forget_loaded_kernels()
     llm = LLM(model="tiny", dtype=dtype, max_model_len=256)
     try:
         params = SamplingParams(temperature=0, max_tokens=max_tokens, ignore_eos=True)
@@ -98,8 +169,7 @@ def _greedy_tokens(dtype: str, native_on: bool, monkeypatch, max_tokens: int) ->
         return [list(o.outputs[0].token_ids) for o in outputs]
     finally:
         llm.shutdown()
-        native._load.cache_clear()
-        ops._kernels.cache_clear()
+        _forget_loaded_kernels()
 
 
 @needs_native
@@ -107,7 +177,25 @@ def _greedy_tokens(dtype: str, native_on: bool, monkeypatch, max_tokens: int) ->
 def test_engine_tokens_do_not_depend_on_native_kernels(dtype, max_tokens, monkeypatch):
     """Rule: the engine's greedy tokens are the same with the C kernels as without
     (fp32 never reaches them; bf16 differs from torch only in summation order)."""
-    with_kernels = _greedy_tokens(dtype, True, monkeypatch, max_tokens)
-    without = _greedy_tokens(dtype, False, monkeypatch, max_tokens)
+    with_kernels = _greedy_tokens(dtype, max_tokens)
+    monkeypatch.setenv(native.ENV_SWITCH, "0")
+    without = _greedy_tokens(dtype, max_tokens)
     assert all(len(t) == max_tokens for t in with_kernels)
     assert with_kernels == without
+
+
+@needs_native
+@pytest.mark.parametrize("variant", HOST_VARIANTS)
+def test_engine_tokens_do_not_depend_on_the_variant(variant, monkeypatch):
+    """Rule: forced to any variant this host executes, and routed to its kernels
+    (linear and attention) even where torch would be faster, the engine generates
+    the bf16 greedy tokens it generates without C kernels."""
+    from conformance.reference_engine.attention import cpu_attn
+
+    monkeypatch.setenv(native.ENV_SWITCH, "0")
+    without = _greedy_tokens("bfloat16", 8)
+    monkeypatch.setenv(native.ENV_SWITCH, "1")
+    monkeypatch.setenv(native.ENV_VARIANT, variant)
+    monkeypatch.setitem(ops.MAX_ROWS, variant, 32)
+    monkeypatch.setattr(cpu_attn, "NATIVE_ATTENTION_VARIANTS", frozenset({variant}))
+    assert _greedy_tokens("bfloat16", 8) == without

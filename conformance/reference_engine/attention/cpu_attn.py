@@ -60,10 +60,20 @@ _NATIVE_ARGTYPES = [_P, _I64, _P, _I64, _P, _I64, _P, _I64, _P, _P, _P, _P, _I64
                     _I, _F, _I, _F, _I]
 
 
-def native_kernel():
-    """The C ``paged_attention`` function with its argument types declared, or None
-    where C kernels are off or cannot be built."""
-    library = native.library("paged_attention")
+#: The C kernel's variants (``native.selected_variant``) that beat this module's torch
+#: path on decode and on plain prefill (SDPA), measured by ``bench/attention.py``
+#: (bench/README.md); on the others the torch path runs. NEON is not yet measured on
+#: Arm hardware.
+NATIVE_ATTENTION_VARIANTS = frozenset({"avx512_bf16", "avx512f", "avx2"})
+
+
+def native_kernel(variant: str | None = None):
+    """The C ``paged_attention`` function of ``variant`` with its argument types
+    declared, or None where C kernels are off or cannot be built. Without a variant:
+    this host's, and None unless it is one that beats torch."""
+    if variant is None and native.enabled() and native.selected_variant().name not in NATIVE_ATTENTION_VARIANTS:
+        return None
+    library = native.library("paged_attention", variant)
     if library is None:
         return None
     kernel = library.paged_attention

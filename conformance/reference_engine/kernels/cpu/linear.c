@@ -4,53 +4,85 @@
  * streams from memory, and torch's bf16 matrix-vector path reaches about two thirds
  * of the machine's bandwidth. Here each thread takes blocks of ROWS output rows,
  * streams those rows of W from memory once, and multiplies up to MTILE rows of x
- * against each 64-byte piece while it sits in a register; further rows of x take
- * further passes over the block, which then comes from L1, while the next block is
+ * against each piece while it sits in a register; further rows of x take further
+ * passes over the block, which then comes from L1, while the next block is
  * prefetched. Accumulation is fp32 and the result is rounded once to the input
  * dtype, as torch does.
  *
+ * Two tiles, by what the ISA has (simd.h): with AVX-512 BF16, bf16 pairs multiply
+ * and add into fp32 lanes in one instruction (bf16_tile); everywhere else, and for
+ * fp16, x is widened to fp32 once per call (it is small, and read once per block of
+ * W) and each piece of W is widened in registers (vec_tile): bf16 by a shift, fp16
+ * by the ISA's conversion. The products of two 16-bit floats are exact in fp32, so
+ * the two tiles differ only in the order of the fp32 sums.
+ *
  * x is [M, K] with row stride ldx (elements), W is [N, K] contiguous, y is [M, N]
- * contiguous. Both dtypes are passed as raw 16-bit words.
+ * contiguous. Both dtypes are passed as raw 16-bit words. Returns 0, or -1 when
+ * memory for the widened x cannot be had.
  */
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
-#include "half.h"
-
-#if defined(__AVX512F__)
-#include <immintrin.h>
-#endif
+#include "simd.h"
 
 #define ROWS 4   /* rows of W per block: 4 independent streams keep the prefetchers busy */
-#define MTILE 4  /* rows of x per pass over a block: 16 accumulators fit the 32 registers */
+/* Rows of x per pass over a block: ROWS x MTILE accumulators, the ROWS pieces of W
+ * and one of x must fit the register file. */
+#define MTILE (SIMD_REGISTERS >= 32 ? 4 : 2)
 #define SPREAD_MAX_K 2048 /* longest rows whose prefetch is spread over passes: prefetch_plan */
 
-#if defined(__AVX512F__)
-/* Rows [0, npf) of next at column j into L1; npf is a constant in every caller. */
-static inline __attribute__((always_inline)) void prefetch_rows(
-    const uint16_t *next, int64_t k, const int npf, int64_t j) {
-    for (int r = 0; r < npf; r++) _mm_prefetch((const char *)(next + r * k + j), _MM_HINT_T0);
+/* Rows [0, npf) of next at column j into L1. */
+static ALWAYS_INLINE void prefetch_rows(const uint16_t *next, int64_t k, int npf, int64_t j) {
+    for (int r = 0; r < npf; r++) __builtin_prefetch(next + r * k + j, 0, 3);
 }
-#endif
 
-#if !defined(__AVX512BF16__) || !defined(__AVX512F__)
-/* One block of nr rows of W against mt rows of x, one product at a time: the
- * fallback where the vector tiles below cannot be built. */
-static inline void tile_portable(
-    const uint16_t *x, int64_t ldx, const uint16_t *w, const uint16_t *next, uint16_t *y,
-    int64_t ldy, int64_t k, const int nr, const int mt, const int npf,
-    float (*to_f32)(uint16_t), uint16_t (*from_f32)(float)) {
-    (void)next, (void)npf;
+/* One block of nr (<= ROWS) rows of W against mt (<= MTILE) rows of the widened x,
+ * VL elements at a time. Inlined with constant nr, mt and dtype so the accumulators
+ * live in registers. A row's last partial vector is read from zero-padded copies:
+ * no load runs past the end of W, and the padding adds nothing. */
+static ALWAYS_INLINE void vec_tile(
+    const float *x, int64_t ldx, const uint16_t *w, const uint16_t *next, uint16_t *y,
+    int64_t ldy, int64_t k, const int nr, const int mt, int npf, const int dtype) {
+    vf acc[MTILE][ROWS];
+    for (int i = 0; i < mt; i++)
+        for (int r = 0; r < nr; r++) acc[i][r] = vzero();
+    int64_t j = 0;
+    for (; j + VL <= k; j += VL) {
+        vf wv[ROWS];
+        for (int r = 0; r < nr; r++) wv[r] = vload_as(w + r * k, j, dtype);
+        if ((j & 31) == 0) /* once per 64-byte line */
+            prefetch_rows(next, k, npf, j);
+        for (int i = 0; i < mt; i++) {
+            const vf xv = vload(x + i * ldx + j);
+            for (int r = 0; r < nr; r++) acc[i][r] = vfma(xv, wv[r], acc[i][r]);
+        }
+    }
+    if (j < k) {
+        uint16_t w_tail[ROWS][VL] = {{0}};
+        float x_tail[VL] = {0};
+        vf wv[ROWS];
+        for (int r = 0; r < nr; r++) {
+            memcpy(w_tail[r], w + r * k + j, sizeof(uint16_t) * (k - j));
+            wv[r] = vload_as(w_tail[r], 0, dtype);
+        }
+        for (int i = 0; i < mt; i++) {
+            memcpy(x_tail, x + i * ldx + j, sizeof(float) * (k - j));
+            const vf xv = vload(x_tail);
+            for (int r = 0; r < nr; r++) acc[i][r] = vfma(xv, wv[r], acc[i][r]);
+        }
+    }
     for (int i = 0; i < mt; i++)
         for (int r = 0; r < nr; r++) {
-            float sum = 0.0f;
-            for (int64_t j = 0; j < k; j++) sum += to_f32(x[i * ldx + j]) * to_f32(w[r * k + j]);
-            y[i * ldy + r] = from_f32(sum);
+            const float sum = vsum(acc[i][r]);
+            y[i * ldy + r] = dtype == DT_BF16 ? f32_to_bf16(sum) : f32_to_f16(sum);
         }
 }
-#endif
 
-#if defined(__AVX512BF16__)
+#define VEC_TILE_BF16(...) vec_tile(__VA_ARGS__, DT_BF16)
+#define VEC_TILE_F16(...) vec_tile(__VA_ARGS__, DT_F16)
+
+#if defined(SIMD_AVX512_BF16)
 /* Pairwise sums of two vectors' halves, in pairs of lanes: 3 instructions per pair
  * instead of a full reduction of each (about 8 apiece, most of them shuffles, which
  * compete with the dot products at 16 rows of x). */
@@ -79,9 +111,9 @@ static inline __m512 sum16(__m512 v[MTILE][ROWS]) {
 
 /* One block of nr (<= ROWS) rows of W against mt (<= MTILE) rows of x. Inlined with
  * constant nr and mt so the accumulators live in registers. */
-static inline __attribute__((always_inline)) void bf16_tile(
+static ALWAYS_INLINE void bf16_tile(
     const uint16_t *x, int64_t ldx, const uint16_t *w, const uint16_t *next, uint16_t *y,
-    int64_t ldy, int64_t k, const int nr, const int mt, const int npf) {
+    int64_t ldy, int64_t k, const int nr, const int mt, int npf) {
     __m512 acc[MTILE][ROWS];
     for (int i = 0; i < mt; i++)
         for (int r = 0; r < nr; r++) acc[i][r] = _mm512_setzero_ps();
@@ -114,53 +146,16 @@ static inline __attribute__((always_inline)) void bf16_tile(
     for (int i = 0; i < mt; i++)
         for (int r = 0; r < nr; r++) y[i * ldy + r] = f32_to_bf16(_mm512_reduce_add_ps(acc[i][r]));
 }
-#define BF16_TILE bf16_tile
-#else
-#define BF16_TILE(...) tile_portable(__VA_ARGS__, bf16_to_f32, f32_to_bf16)
 #endif
 
-#if defined(__AVX512F__)
-static inline __attribute__((always_inline)) void f16_tile(
-    const uint16_t *x, int64_t ldx, const uint16_t *w, const uint16_t *next, uint16_t *y,
-    int64_t ldy, int64_t k, const int nr, const int mt, const int npf) {
-    __m512 acc[MTILE][ROWS];
-    for (int i = 0; i < mt; i++)
-        for (int r = 0; r < nr; r++) acc[i][r] = _mm512_setzero_ps();
-    for (int64_t j = 0; j < k; j += 16) {
-        __mmask16 mask = k - j >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (k - j)) - 1);
-        __m512 wv[ROWS];
-        for (int r = 0; r < nr; r++)
-            wv[r] = _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(mask, w + r * k + j));
-        if ((j & 31) == 0) /* once per 64-byte line */
-            prefetch_rows(next, k, npf, j);
-        for (int i = 0; i < mt; i++) {
-            __m512 xv = _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(mask, x + i * ldx + j));
-            for (int r = 0; r < nr; r++) acc[i][r] = _mm512_fmadd_ps(xv, wv[r], acc[i][r]);
-        }
-    }
-    for (int i = 0; i < mt; i++)
-        for (int r = 0; r < nr; r++) y[i * ldy + r] = f32_to_f16(_mm512_reduce_add_ps(acc[i][r]));
-}
-#define F16_TILE f16_tile
-#else
-#define F16_TILE(...) tile_portable(__VA_ARGS__, f16_to_f32, f32_to_f16)
-#endif
-
-/* Expands a tile function for every (nr, mt, npf) so each call sees constants. */
-#define DISPATCH_PF(TILE, NR, MT)                                                    \
-    switch (npf) {                                                                   \
-    case 0: TILE(xs, ldx, wr, next, ys, n, k, NR, MT, 0); break;                     \
-    case 1: TILE(xs, ldx, wr, next, ys, n, k, NR, MT, 1); break;                     \
-    case 2: TILE(xs, ldx, wr, next, ys, n, k, NR, MT, 2); break;                     \
-    default: TILE(xs, ldx, wr, next, ys, n, k, NR, MT, ROWS); break;                 \
-    }
-
+/* Expands a tile function for every (nr, mt) so each call sees constants (npf, the
+ * rows prefetched, is one loop's bound: a constant there would quadruple the code). */
 #define DISPATCH_MT(TILE, NR)                                                        \
     switch (mt) {                                                                    \
-    case 1: DISPATCH_PF(TILE, NR, 1); break;                                         \
-    case 2: DISPATCH_PF(TILE, NR, 2); break;                                         \
-    case 3: DISPATCH_PF(TILE, NR, 3); break;                                         \
-    default: DISPATCH_PF(TILE, NR, 4); break;                                        \
+    case 1: TILE(xs, ldx_, wr, next, ys, n, k, NR, 1, npf); break;                   \
+    case 2: TILE(xs, ldx_, wr, next, ys, n, k, NR, 2, npf); break;                   \
+    case 3: TILE(xs, ldx_, wr, next, ys, n, k, NR, MTILE > 2 ? 3 : MTILE, npf); break; \
+    default: TILE(xs, ldx_, wr, next, ys, n, k, NR, MTILE, npf); break;              \
     }
 
 /* Which rows of the next block pass `pass` of `passes` over this block prefetches:
@@ -177,43 +172,69 @@ static inline int prefetch_plan(int pass, int passes, int64_t k, int *first) {
     return split[passes - 1][pass];
 }
 
-#define DEFINE_LINEAR(NAME, TILE)                                                    \
-    void NAME(const uint16_t *x, int64_t ldx, const uint16_t *w, uint16_t *y,       \
-              int64_t m, int64_t n, int64_t k, int threads) {                        \
-        int64_t blocks = (n + ROWS - 1) / ROWS;                                      \
-        _Pragma("omp parallel for num_threads(threads) schedule(static)")            \
-        for (int64_t b = 0; b < blocks; b++) {                                       \
-            int64_t row = b * ROWS;                                                  \
-            int nr = n - row < ROWS ? (int)(n - row) : ROWS;                         \
-            const uint16_t *wr = w + row * k;                                        \
-            /* later passes over the same rows of W find them in L1 */               \
-            for (int64_t i0 = 0; i0 < m; i0 += MTILE) {                              \
-                int mt = m - i0 < MTILE ? (int)(m - i0) : MTILE;                     \
-                const uint16_t *xs = x + i0 * ldx;                                   \
-                int first = 0;                                                       \
-                int npf = n - row >= 2 * ROWS                                        \
-                    ? prefetch_plan((int)(i0 / MTILE), (int)((m + MTILE - 1) / MTILE), k, &first) \
-                    : 0;                                                             \
-                const uint16_t *next = wr + (ROWS + first) * k;                      \
-                uint16_t *ys = y + i0 * n + row;                                     \
-                switch (nr) {                                                        \
-                case 1: DISPATCH_MT(TILE, 1); break;                                 \
-                case 2: DISPATCH_MT(TILE, 2); break;                                 \
-                case 3: DISPATCH_MT(TILE, 3); break;                                 \
-                default: DISPATCH_MT(TILE, 4); break;                                \
-                }                                                                    \
+/* Every block of ROWS rows of W against all rows of x (row stride LDX), the blocks
+ * shared out over the threads of the enclosing parallel region. */
+#define LINEAR_BLOCKS(TILE, X, LDX)                                                  \
+    _Pragma("omp for schedule(static)")                                              \
+    for (int64_t b = 0; b < (n + ROWS - 1) / ROWS; b++) {                            \
+        const int64_t row = b * ROWS, ldx_ = (LDX);                                  \
+        const int nr = n - row < ROWS ? (int)(n - row) : ROWS;                       \
+        const uint16_t *wr = w + row * k;                                            \
+        /* later passes over the same rows of W find them in L1 */                   \
+        for (int64_t i0 = 0; i0 < m; i0 += MTILE) {                                  \
+            const int mt = m - i0 < MTILE ? (int)(m - i0) : MTILE;                   \
+            const __typeof__(*(X)) *xs = (X) + i0 * ldx_;                            \
+            int first = 0;                                                           \
+            const int npf = n - row >= 2 * ROWS                                      \
+                ? prefetch_plan((int)(i0 / MTILE), (int)((m + MTILE - 1) / MTILE), k, &first) \
+                : 0;                                                                 \
+            const uint16_t *next = wr + (ROWS + first) * k;                          \
+            uint16_t *ys = y + i0 * n + row;                                         \
+            switch (nr) {                                                            \
+            case 1: DISPATCH_MT(TILE, 1); break;                                     \
+            case 2: DISPATCH_MT(TILE, 2); break;                                     \
+            case 3: DISPATCH_MT(TILE, 3); break;                                     \
+            default: DISPATCH_MT(TILE, 4); break;                                    \
             }                                                                        \
         }                                                                            \
     }
 
-DEFINE_LINEAR(linear_bf16, BF16_TILE)
-DEFINE_LINEAR(linear_f16, F16_TILE)
-
-/* 1 when the bf16 path uses the AVX-512 BF16 dot product, 0 on the portable loop. */
-int linear_bf16_native(void) {
-#if defined(__AVX512BF16__)
-    return 1;
-#else
+/* y = x @ W.T through vec_tile: the rows of x widened to fp32 first, in parallel,
+ * then the blocks of W. */
+static ALWAYS_INLINE int widened_linear(const uint16_t *x, int64_t ldx, const uint16_t *w, uint16_t *y,
+                                        int64_t m, int64_t n, int64_t k, int threads, const int dtype) {
+    float *xf = malloc(sizeof(float) * (size_t)(m * k));
+    if (!xf) return -1;
+    #pragma omp parallel num_threads(threads)
+    {
+        #pragma omp for schedule(static)
+        for (int64_t i = 0; i < m; i++) {
+            int64_t j = 0;
+            for (; j + VL <= k; j += VL) vstore(xf + i * k + j, vload_as(x + i * ldx, j, dtype));
+            for (; j < k; j++)
+                xf[i * k + j] = dtype == DT_BF16 ? bf16_to_f32(x[i * ldx + j]) : f16_to_f32(x[i * ldx + j]);
+        }
+        if (dtype == DT_BF16)
+            LINEAR_BLOCKS(VEC_TILE_BF16, xf, k)
+        else
+            LINEAR_BLOCKS(VEC_TILE_F16, xf, k)
+    }
+    free(xf);
     return 0;
+}
+
+int linear_bf16(const uint16_t *x, int64_t ldx, const uint16_t *w, uint16_t *y,
+                int64_t m, int64_t n, int64_t k, int threads) {
+#if defined(SIMD_AVX512_BF16)
+    #pragma omp parallel num_threads(threads)
+    LINEAR_BLOCKS(bf16_tile, x, ldx)
+    return 0;
+#else
+    return widened_linear(x, ldx, w, y, m, n, k, threads, DT_BF16);
 #endif
+}
+
+int linear_f16(const uint16_t *x, int64_t ldx, const uint16_t *w, uint16_t *y,
+               int64_t m, int64_t n, int64_t k, int threads) {
+    return widened_linear(x, ldx, w, y, m, n, k, threads, DT_F16);
 }

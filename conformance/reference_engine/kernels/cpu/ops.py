@@ -1,8 +1,10 @@
 """The cpu platform's kernels for the model's per-token ops (see ``conformance.contract.custom_ops``).
 
 ``linear`` runs ``linear.c`` for bf16 and fp16 products with few rows (decode steps),
-where torch's matrix-vector path streams the weights well below the memory bandwidth;
-everything else (fp32, prefill-sized batches, a library that did not build) goes to
+where torch's matrix-vector path streams the weights well below the memory bandwidth,
+up to the rows where the variant built for this CPU (``native.selected_variant``)
+was measured faster than ``F.linear``; everything else (fp32, larger batches, a
+variant that does not beat torch, a library that did not build) goes to
 ``F.linear``, so fp32 results are exactly torch's.
 """
 
@@ -16,26 +18,38 @@ import torch.nn.functional as F
 
 from conformance.reference_engine.kernels.cpu import native
 
-#: Most rows of x the C kernel takes; measured against ``F.linear`` on the small
-#: preset's shapes (bench/README.md): beyond this torch's blocked GEMM wins.
-MAX_ROWS = 32
+#: Per variant, the most rows of x the C kernel takes: measured against ``F.linear``
+#: on the small preset's shapes by ``bench/linear.py`` (bench/README.md); beyond
+#: them torch's blocked GEMM wins. 0: torch at every size, as for the variants not
+#: yet measured on their hardware (NEON) and the portable one, which an AVX2 or
+#: AVX-512 torch outruns.
+MAX_ROWS = {"avx512_bf16": 32, "avx512f": 16, "avx2": 16, "neon_bf16": 0, "neon": 0, "portable": 0}
 
 _I64 = ctypes.c_int64
 _PTR = ctypes.c_void_p
 
 
 @functools.cache
-def _kernels() -> dict[torch.dtype, ctypes._CFuncPtr] | None:
-    lib = native.library("linear")
+def _kernels(variant: str | None = None) -> dict[torch.dtype, ctypes._CFuncPtr] | None:
+    lib = native.library("linear", variant)
     if lib is None:
         return None
     kernels = {}
     for dtype, name in ((torch.bfloat16, "linear_bf16"), (torch.float16, "linear_f16")):
         fn = getattr(lib, name)
         fn.argtypes = (_PTR, _I64, _PTR, _PTR, _I64, _I64, _I64, ctypes.c_int)
-        fn.restype = None
+        fn.restype = ctypes.c_int
         kernels[dtype] = fn
     return kernels
+
+
+@functools.cache
+def _routed() -> tuple[dict[torch.dtype, ctypes._CFuncPtr], int]:
+    """The kernels ``linear`` calls and the most rows it gives them (0: none)."""
+    kernels = _kernels()
+    if kernels is None:
+        return {}, 0
+    return kernels, MAX_ROWS[native.selected_variant().name]
 
 
 def _run(kernel, x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
@@ -45,17 +59,19 @@ def _run(kernel, x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
         x2 = x2.contiguous()
     m = x2.shape[0]
     out = torch.empty(m, n, dtype=x.dtype, device=x.device)
-    if m:
-        kernel(x2.data_ptr(), x2.stride(0), weight.data_ptr(), out.data_ptr(), m, n, k, torch.get_num_threads())
+    if m and kernel(x2.data_ptr(), x2.stride(0), weight.data_ptr(), out.data_ptr(), m, n, k,
+                    torch.get_num_threads()):
+        raise MemoryError(f"native linear: no memory to widen x ({m} x {k})")
     return out if x.dim() == 2 else out.view(*x.shape[:-1], n)
 
 
-def native_linear(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
-    """``x @ weight.T`` by the C kernel, any number of rows (bf16 or fp16, both the
-    same dtype, ``weight`` contiguous); raises where the kernel cannot run."""
-    kernels = _kernels()
+def native_linear(x: torch.Tensor, weight: torch.Tensor, variant: str | None = None) -> torch.Tensor:
+    """``x @ weight.T`` by the C kernel of ``variant`` (default: this host's), any
+    number of rows (bf16 or fp16, both the same dtype, ``weight`` contiguous); raises
+    where the kernel cannot run."""
+    kernels = _kernels(variant)
     if kernels is None:
-        raise RuntimeError(native.unavailable_reason("linear"))
+        raise RuntimeError(native.unavailable_reason("linear", variant))
     if x.dtype != weight.dtype or x.dtype not in kernels:
         raise TypeError(f"native linear takes bf16 or fp16 of one dtype, got {x.dtype} and {weight.dtype}")
     if not weight.is_contiguous():
@@ -66,12 +82,12 @@ def native_linear(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
 def linear(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
     """``x @ weight.T``: the C kernel where it beats torch, else ``F.linear``."""
     # Called 33 times a decode step: the checks are the few that decide the route.
-    kernels = _kernels()
-    kernel = kernels.get(x.dtype) if kernels is not None else None
+    kernels, max_rows = _routed()
+    kernel = kernels.get(x.dtype)
     if (
         kernel is not None
         and weight.dtype == x.dtype
-        and x.numel() <= MAX_ROWS * x.shape[-1]
+        and x.numel() <= max_rows * x.shape[-1]
         and weight.is_contiguous()
     ):
         return _run(kernel, x, weight)

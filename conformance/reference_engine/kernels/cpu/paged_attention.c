@@ -12,9 +12,10 @@
  *
  * Keys are taken 16 at a time (a "tile": block sizes are powers of two >= 16, so a
  * tile never straddles a block), which makes one tile's scores of one row exactly
- * one AVX-512 register. When there are too few work items to keep every thread
- * busy (batch-1 decode), each item's keys are split into chunks computed in
- * parallel, and the chunks' partial softmax states merged (flash-decoding).
+ * one AVX-512 register (two AVX2, four NEON: paged_attention_tile.h). When there
+ * are too few work items to keep every thread busy (batch-1 decode), each item's
+ * keys are split into chunks computed in parallel, and the chunks' partial softmax
+ * states merged (flash-decoding).
  *
  * Keys past a request's context are never read: the suite fills unowned slots with
  * NaN, and 0 * NaN would poison the sum.
@@ -152,7 +153,8 @@ static void merge_partials(const Problem *p, const Unit *u, int h, float *partia
 
 /* Attention of every request's new tokens into output. new_keys/new_values (token
  * stride new_stride, in the cache's dtype) may be NULL: plain prefills then read the
- * cache too. Returns 0, or -1 when the head size or memory is out of range. */
+ * cache too. Returns 0, or -1 when the head size (a multiple of HEAD_ALIGN up to
+ * MAX_D) or memory is out of range. */
 int paged_attention(const void *query, int64_t q_stride, void *output, int64_t o_stride,
                     const void *kv_cache, int64_t num_blocks, const int32_t *block_table,
                     int64_t bt_stride, const int32_t *query_start, const int32_t *seq_lens,
@@ -160,7 +162,7 @@ int paged_attention(const void *query, int64_t q_stride, void *output, int64_t o
                     int num_reqs, int heads, int kv_heads, int d,
                     int block_size, int q_dtype, int kv_dtype, float scale, int window,
                     float soft_cap, int num_threads) {
-    if (d > MAX_D || d <= 0 || kv_heads <= 0 || heads % kv_heads) return -1;
+    if (d > MAX_D || d <= 0 || d % HEAD_ALIGN || kv_heads <= 0 || heads % kv_heads) return -1;
     const int esize = kv_dtype == DT_F32 ? 4 : 2, group = heads / kv_heads;
     const int64_t row_stride = (int64_t)kv_heads * d;
     const Problem p = {
@@ -168,7 +170,7 @@ int paged_attention(const void *query, int64_t q_stride, void *output, int64_t o
         block_table, query_start, seq_lens, q_stride, o_stride, bt_stride, row_stride,
         num_blocks * block_size * row_stride * esize, new_keys, new_values, new_stride,
         heads, kv_heads, d, block_size, q_dtype, kv_dtype, window,
-#if defined(__AVX512BF16__)
+#if defined(SIMD_AVX512_BF16)
         q_dtype == DT_BF16 && kv_dtype == DT_BF16 && d % 32 == 0,
 #else
         0,
