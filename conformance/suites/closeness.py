@@ -57,7 +57,7 @@ def position_problem(ref_token: int, ref_lps: Logprobs, token: int, lps: Logprob
 
 
 def sequence_problem(ref_tokens: list[int], ref_lps: list[Logprobs], tokens: list[int],
-                     lps: list[Logprobs], tol: Tolerance) -> str | None:
+                     lps: list[Logprobs], tol: Tolerance, rule=position_problem) -> str | None:
     """Why a generated sequence is not close enough to the reference's, or None.
 
     Positions are compared in order; at the first position where the picks differ
@@ -65,7 +65,7 @@ def sequence_problem(ref_tokens: list[int], ref_lps: list[Logprobs], tokens: lis
     continues different texts.
     """
     for i, (ref_token, token) in enumerate(zip(ref_tokens, tokens)):
-        problem = position_problem(ref_token, ref_lps[i], token, lps[i], tol)
+        problem = rule(ref_token, ref_lps[i], token, lps[i], tol)
         if problem:
             return f"position {i}: {problem} (reference {ref_tokens}, plugin {tokens})"
         if token != ref_token:

@@ -13,6 +13,7 @@ from conformance.reference_engine.models.config import get_model_config
 from conformance.suites import model_settings
 from conformance.suites.closeness import TOP_N, Logprobs
 from conformance.suites.model_settings import dtype_name
+from conformance.suites.sampling import FILTERED
 from conformance.suites.support import exercised
 
 #: Prompt token ids (tokenizer-independent): short, one block and a half, two blocks.
@@ -21,6 +22,8 @@ PROMPTS = [[(17 * n + 5 * k) % 4000 + 10 for k in range(length)]
 MAX_TOKENS = 12
 GREEDY = SamplingParams(temperature=0.0, max_tokens=MAX_TOKENS, logprobs=TOP_N, ignore_eos=True)
 SEEDED = SamplingParams(temperature=1.0, seed=4321, max_tokens=MAX_TOKENS, ignore_eos=True)
+#: One prompt per filtered request of ``sampling.FILTERED``, each generating a few tokens.
+FILTERED_REQUESTS = [dataclasses.replace(params, max_tokens=6, ignore_eos=True) for params in FILTERED]
 LLM_SETTINGS = dict(max_model_len=model_settings.MAX_MODEL_LEN, max_num_seqs=8)
 
 
@@ -30,58 +33,72 @@ class Completion:
     logprobs: list[Logprobs]
 
 
-def completions(llm: LLM, prompts: list[list[int]], params: SamplingParams) -> list[Completion]:
+def completions(llm: LLM, prompts: list[list[int]], params) -> list[Completion]:
     outputs = llm.generate([{"prompt_token_ids": p} for p in prompts], params, use_tqdm=False)
     return [Completion(list(o.outputs[0].token_ids),
                        [{t: lp.logprob for t, lp in step.items()} for step in o.outputs[0].logprobs or []])
             for o in outputs]
 
 
+def _filtered(llm: LLM) -> list[Completion]:
+    return completions(llm, PROMPTS, FILTERED_REQUESTS)
+
+
+def _plugin_runs(llm: LLM) -> dict[str, list[Completion]]:
+    """Besides the greedy batch: the same requests alone and in a batch (greedy and
+    seeded), and the filtered requests, all from one engine."""
+    return {"greedy_alone": completions(llm, PROMPTS[1:2], GREEDY),
+            "seeded_alone": completions(llm, PROMPTS[1:2], SEEDED),
+            "seeded_batch": completions(llm, PROMPTS, SEEDED),
+            "filtered": _filtered(llm)}
+
+
 class Generations:
-    """Greedy completions of ``PROMPTS`` per (platform, dtype), computed on first use;
-    ``extra`` runs more requests on the plugin's engine before it is shut down."""
+    """Completions of ``PROMPTS`` per (platform, dtype), computed on first use: the
+    greedy batch and the filtered requests on both platforms, and what
+    ``_plugin_runs`` asks of the plugin's engine besides."""
 
     def __init__(self, platform) -> None:
         self.platform = platform
-        self.reference = model_settings.reference_platform()
+        self.reference_platform = model_settings.reference_platform()
         #: The plugin's model and block size, for the reference too: the same shapes
         #: and paging on both.
         self.model = model_settings.model_for(platform)
         self.block_size = model_settings.block_size_for(platform)
         self._cache: dict = {}
 
-    def _generate(self, on_plugin: bool, dtype: torch.dtype, extra=None):
-        platform = self.platform if on_plugin else self.reference
+    def _generate(self, platform, dtype: torch.dtype, block_size: int, more) -> dict[str, list[Completion]]:
         with model_settings.host_threads():
             llm = LLM(model=self.model, dtype=dtype_name(dtype), platform=platform,
-                      block_size=self.block_size, **LLM_SETTINGS)
+                      block_size=block_size, **LLM_SETTINGS)
             try:
-                return completions(llm, PROMPTS, GREEDY), extra(llm) if extra else None
+                return {"greedy": completions(llm, PROMPTS, GREEDY), **more(llm)}
             finally:
                 llm.shutdown()
 
-    def reference_greedy(self, dtype: torch.dtype) -> list[Completion]:
-        key = ("reference", dtype)
-        if key not in self._cache:
-            self._cache[key] = self._generate(False, dtype)[0]
-        return self._cache[key]
-
-    def plugin_greedy(self, dtype: torch.dtype) -> list[Completion]:
-        return self.plugin_with_batching(dtype)[0]
-
-    def plugin_with_batching(self, dtype: torch.dtype):
-        """The plugin's greedy batch, and a dict of the same requests alone and
-        in a batch (greedy and seeded), all from one engine."""
-        exercised(head_sizes=get_model_config(self.model).head_size, block_sizes=self.block_size,
+    def _exercise(self, dtype: torch.dtype, block_size: int) -> None:
+        # On every use, not only the first: each test that judges a run exercised it.
+        exercised(head_sizes=get_model_config(self.model).head_size, block_sizes=block_size,
                   dtypes=dtype, kv_cache_dtypes="auto")
-        key = ("plugin", dtype)
+
+    def _cached(self, key, make):
         if key not in self._cache:
-            self._cache[key] = self._generate(True, dtype, _alone_and_batched)
+            self._cache[key] = make()
         return self._cache[key]
 
+    def reference(self, dtype: torch.dtype) -> dict[str, list[Completion]]:
+        """The reference platform's ``greedy`` and ``filtered`` completions."""
+        return self._cached(("reference", dtype), lambda: self._generate(
+            self.reference_platform, dtype, self.block_size, lambda llm: {"filtered": _filtered(llm)}))
 
-def _alone_and_batched(llm: LLM) -> dict[str, list[Completion]]:
-    seeded_batch = completions(llm, PROMPTS, SEEDED)
-    return {"greedy_alone": completions(llm, PROMPTS[1:2], GREEDY),
-            "seeded_alone": completions(llm, PROMPTS[1:2], SEEDED),
-            "seeded_batch": seeded_batch}
+    def plugin(self, dtype: torch.dtype) -> dict[str, list[Completion]]:
+        """The plugin's ``greedy`` completions and those of ``_plugin_runs``."""
+        self._exercise(dtype, self.block_size)
+        return self._cached(("plugin", dtype), lambda: self._generate(
+            self.platform, dtype, self.block_size, _plugin_runs))
+
+    def plugin_greedy_in(self, dtype: torch.dtype, block_size: int) -> list[Completion]:
+        """The plugin's greedy completions with another block size."""
+        self._exercise(dtype, block_size)
+        return self._cached(("plugin", dtype, block_size), lambda: self._generate(
+            self.platform, dtype, block_size, lambda llm: {}))["greedy"]

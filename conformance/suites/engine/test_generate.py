@@ -7,8 +7,9 @@ import pytest
 import torch
 
 from conformance.suites.closeness import TOLERANCES, sequence_problem
-from conformance.suites.engine.generations import PROMPTS
+from conformance.suites.engine.generations import FILTERED_REQUESTS, PROMPTS
 from conformance.suites.model_settings import dtype_name
+from conformance.suites.sampling import outside_top_k, sampled_position_problem
 from conformance.suites.support import not_supported
 
 
@@ -17,11 +18,15 @@ def _require_dtype(capabilities, dtype: torch.dtype) -> None:
         not_supported(f"dtype {dtype_name(dtype)} is not declared")
 
 
+def _close_problems(reference, plugin, tolerance, what: str, **rule) -> list[str]:
+    return [f"{what}, prompt {i} ({len(PROMPTS[i])} tokens): {problem}"
+            for i, (ref, got) in enumerate(zip(reference, plugin, strict=True))
+            if (problem := sequence_problem(ref.tokens, ref.logprobs, got.tokens, got.logprobs,
+                                            tolerance, **rule))]
+
+
 def _assert_close(reference, plugin, tolerance, what: str) -> None:
-    problems = []
-    for i, (ref, got) in enumerate(zip(reference, plugin, strict=True)):
-        if problem := sequence_problem(ref.tokens, ref.logprobs, got.tokens, got.logprobs, tolerance):
-            problems.append(f"{what}, prompt {i} ({len(PROMPTS[i])} tokens): {problem}")
+    problems = _close_problems(reference, plugin, tolerance, what)
     assert not problems, "\n".join(problems)
 
 
@@ -30,8 +35,8 @@ def test_fp32_greedy_identical(capabilities, generations):
     """In float32, greedy generation of a batch of prompts gives exactly the reference
     platform's tokens, with logprobs within float32's tolerance."""
     _require_dtype(capabilities, torch.float32)
-    _assert_close(generations.reference_greedy(torch.float32),
-                  generations.plugin_greedy(torch.float32), TOLERANCES[torch.float32], "float32")
+    _assert_close(generations.reference(torch.float32)["greedy"],
+                  generations.plugin(torch.float32)["greedy"], TOLERANCES[torch.float32], "float32")
 
 
 @pytest.mark.contract("engine.generate.half_logprobs_close")
@@ -42,16 +47,49 @@ def test_half_greedy_logprobs_close(capabilities, generations, dtype):
     pick must be among the other run's top-N logprobs (and the comparison stops), and
     before it logprobs of tokens both report are within the dtype's tolerance."""
     _require_dtype(capabilities, dtype)
-    _assert_close(generations.reference_greedy(dtype), generations.plugin_greedy(dtype),
+    _assert_close(generations.reference(dtype)["greedy"], generations.plugin(dtype)["greedy"],
                   TOLERANCES[dtype], dtype_name(dtype))
+
+
+@pytest.mark.contract("engine.generate.block_sizes")
+def test_every_declared_block_size(platform, generations, suite_dtype):
+    """Greedy generation in every other declared block size follows the reference
+    platform's (in the suite's block size) by the dtype's rule: paging must not
+    change what the model computes."""
+    others = [size for size in platform.capabilities.block_sizes if size != generations.block_size]
+    if not others:
+        not_supported(f"one block size is declared ({generations.block_size}), and the other "
+                      "Engine tests run it")
+    reference = generations.reference(suite_dtype)["greedy"]
+    problems = [problem for size in others
+                for problem in _close_problems(reference, generations.plugin_greedy_in(suite_dtype, size),
+                                               TOLERANCES[suite_dtype], f"block size {size}")]
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.contract("engine.generate.sampling_params")
+def test_filtered_sampling_matches_reference(generations, suite_dtype):
+    """Seeded requests with temperature, ``top_k``, ``top_p`` and ``logprobs=N``
+    generate only tokens inside their filters (a ``top_k`` request's token is among
+    its own top k logprobs) and follow the reference platform's: in float32 token
+    for token, in half dtypes until a draw flips with rounding; the logprobs of the
+    chosen and the top-N tokens are within the dtype's tolerance until then."""
+    plugin = generations.plugin(suite_dtype)["filtered"]
+    problems = [f"prompt {i}, position {position}: {problem}"
+                for i, (completion, params) in enumerate(zip(plugin, FILTERED_REQUESTS))
+                for position, (token, logprobs) in enumerate(zip(completion.tokens, completion.logprobs))
+                if (problem := outside_top_k(token, logprobs, params))]
+    problems += _close_problems(generations.reference(suite_dtype)["filtered"], plugin,
+                                TOLERANCES[suite_dtype], "filtered", rule=sampled_position_problem)
+    assert not problems, "\n".join(problems[:5])
 
 
 @pytest.mark.contract("engine.generate.batch_invariance")
 def test_alone_and_in_batch_agree(generations, suite_dtype):
     """A request generates the same completion alone as in a batch with others: greedy
     by the dtype's rule, and a seeded sampled request with identical tokens."""
-    batch, extra = generations.plugin_with_batching(suite_dtype)
-    tolerance = TOLERANCES[suite_dtype]
-    _assert_close(batch[1:2], extra["greedy_alone"], tolerance, "greedy alone vs in a batch")
-    alone, in_batch = extra["seeded_alone"][0].tokens, extra["seeded_batch"][1].tokens
+    runs = generations.plugin(suite_dtype)
+    _assert_close(runs["greedy"][1:2], runs["greedy_alone"], TOLERANCES[suite_dtype],
+                  "greedy alone vs in a batch")
+    alone, in_batch = runs["seeded_alone"][0].tokens, runs["seeded_batch"][1].tokens
     assert alone == in_batch, f"seeded request alone sampled {alone}, in a batch {in_batch}"

@@ -41,7 +41,7 @@ def test_tensor_parallel_matches_one_rank(platform, generations, suite_dtype):
             llm.shutdown()
     tolerance = TENSOR_PARALLEL if TOLERANCES[suite_dtype].exact_tokens else TOLERANCES[suite_dtype]
     problems = []
-    for i, (ref, got) in enumerate(zip(generations.reference_greedy(suite_dtype), parallel)):
+    for i, (ref, got) in enumerate(zip(generations.reference(suite_dtype)["greedy"], parallel)):
         n = len(got.tokens)
         if problem := sequence_problem(ref.tokens[:n], ref.logprobs[:n], got.tokens, got.logprobs, tolerance):
             problems.append(f"prompt {i}: {problem}")

@@ -27,6 +27,7 @@ from conformance.reference_engine.executor import MultiprocExecutor, UniProcExec
 from conformance.reference_engine.models.config import get_model_config
 from conformance.suites.closeness import TOP_N, Logprobs, Tolerance, position_problem
 from conformance.suites.model_settings import MAX_MODEL_LEN, block_size_for, host_threads
+from conformance.suites.sampling import FILTERED
 from conformance.suites.support import exercised
 
 #: KV-cache blocks of the script's workers: room for every request of the script.
@@ -63,14 +64,6 @@ class Step:
     kind: str  # "prefill", "decode", "mixed", "seeded" or "filtered"
     output: SchedulerOutput
 
-
-#: The filtered step's sampling parameters: hot enough that an unfiltered draw almost
-#: never lands in the kept set, each with logprobs of the top N.
-FILTERED = (
-    SamplingParams(temperature=3.0, top_k=3, seed=2001, logprobs=TOP_N),
-    SamplingParams(temperature=2.0, top_p=0.3, seed=2002, logprobs=TOP_N),
-    SamplingParams(temperature=4.0, top_k=5, top_p=0.5, seed=2003, logprobs=TOP_N),
-)
 
 #: Tokens any one request of the script reaches, at most.
 REQUEST_LEN = 32
@@ -169,9 +162,10 @@ def drive(executor, steps: list[Step]) -> Run:
 
 
 def step_problems(reference: Run, indices: list[int], results: list[StepResult],
-                  tolerance: Tolerance) -> list[str]:
+                  tolerance: Tolerance, rule=position_problem) -> list[str]:
     """Where ``results`` (of the script's steps ``indices``) differ from the
-    reference's: other requests sampled, or a pick or its logprobs outside the tolerance."""
+    reference's: other requests sampled, or a pick or its logprobs outside the
+    tolerance by ``rule`` (of ``closeness`` or ``sampling``)."""
     problems = []
     for i, got in zip(indices, results, strict=True):
         ref = reference.results[i]
@@ -179,7 +173,7 @@ def step_problems(reference: Run, indices: list[int], results: list[StepResult],
             problems.append(f"step {i}: sampled requests {got.req_ids}, expected {ref.req_ids}")
             continue
         for rid, *position in zip(ref.req_ids, ref.tokens, ref.logprobs, got.tokens, got.logprobs):
-            if problem := position_problem(*position, tolerance):
+            if problem := rule(*position, tolerance):
                 problems.append(f"step {i} ({reference.steps[i].kind}), request {rid!r}: {problem}")
     return problems
 
