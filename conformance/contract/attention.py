@@ -98,6 +98,8 @@ class AttentionImpl(abc.ABC):
         in place into ``output`` (``[num_tokens, num_heads, head_size]``), which is
         also returned. ``query``, ``key`` and ``value`` are left unmodified: the
         engine's layers read them again (the residual path, the next layer's norm).
+        One impl serves every step of its layer, so a call's result depends on its
+        own arguments only, never on a plan or buffer kept from an earlier call.
         """
 
 

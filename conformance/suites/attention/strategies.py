@@ -195,13 +195,13 @@ def make_impl(backend: type[AttentionBackend], spec: BatchSpec):
                                   sliding_window=spec.sliding_window, logits_soft_cap=spec.logits_soft_cap)
 
 
-def run_backend(backend: type[AttentionBackend], batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
+def run_backend(backend: type[AttentionBackend], batch: Batch, impl=None) -> tuple[torch.Tensor, torch.Tensor]:
     """The backend's output rows of real tokens, and the cache it leaves (on copies of
     every input, so a backend that changes one cannot change what the oracle sees;
-    ``attention.forward.inputs_unchanged`` names that bug)."""
+    ``attention.forward.inputs_unchanged`` names that bug), from ``impl`` or a new one."""
     kv_cache, output = batch.kv_cache.clone(), batch.new_output()
-    make_impl(backend, batch.spec).forward(batch.query.clone(), batch.key.clone(), batch.value.clone(),
-                                           kv_cache, batch.metadata, output)
+    impl = impl or make_impl(backend, batch.spec)
+    impl.forward(batch.query.clone(), batch.key.clone(), batch.value.clone(), kv_cache, batch.metadata, output)
     return output[: batch.num_tokens], kv_cache
 
 

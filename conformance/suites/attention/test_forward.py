@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conformance.suites.attention.coverage import covering_specs
+from conformance.suites.attention.coverage import covering_specs, successive_steps
 from conformance.suites.attention.strategies import (
     SUITE_SETTINGS,
     BatchSpec,
@@ -19,6 +19,7 @@ from conformance.suites.attention.strategies import (
     compare_with_oracle,
     describe,
     make_impl,
+    run_backend,
     run_oracle,
 )
 from conformance.suites.attention.tolerances import assert_close_to_oracle
@@ -99,6 +100,26 @@ def test_query_key_value_left_unmodified(platform, capabilities):
                 changed.append(f"{name}: {int(differ.sum())} of {len(differ)} token rows changed, "
                                f"first token {int(differ.nonzero()[0])} (batch {describe(spec)})")
     assert not changed, "forward modified its inputs:\n" + "\n".join(changed[:3])
+
+
+@pytest.mark.contract("attention.forward.successive_calls")
+def test_successive_calls_on_one_impl(platform, capabilities):
+    """One impl, kept as an engine's layer keeps it, matches the oracle on every call
+    of a run of engine-like steps (decodes whose lengths grow a token a step, a batch
+    that grows, shrinks and grows again): nothing a call leaves behind, such as a
+    plan or a buffer made for an earlier batch, may change a later call's result."""
+    specs = successive_steps(capabilities)
+    backend = backend_for(platform, specs[0].selector)
+    impl = make_impl(backend, specs[0])
+    failures = []
+    for call, spec in enumerate(specs, 1):
+        batch = build_batch(spec, backend, platform.torch_device())
+        output, _ = run_backend(backend, batch, impl)
+        try:
+            assert_close_to_oracle(output, run_oracle(batch), spec.dtype, "attention.forward.successive_calls")
+        except AssertionError as failure:
+            failures.append(f"call {call} of {len(specs)} ({describe(spec)}):\n  {failure}")
+    assert not failures, "\n".join(failures[:3])
 
 
 @pytest.mark.contract("attention.forward.output_in_place")
