@@ -125,6 +125,11 @@ BROKEN = {
         "communicator",
         {"communicator.all_reduce.sum"},
     ),
+    "replayed_all_reduce": (
+        "kit_test_plugins.communicator:ReplayedAllReducePlatform.plugin",
+        "communicator",
+        {"communicator.all_reduce.sum"},
+    ),
     "reversed_all_gather": (
         "kit_test_plugins.communicator:ReversedAllGatherPlatform.plugin",
         "communicator",
@@ -206,6 +211,10 @@ BROKEN.update({
         "kit_test_plugins.attention:QueryScaledInPlacePlatform.plugin", "attention",
         # Its outputs are right: the oracle sees the query as it was given.
         {"attention.forward.inputs_unchanged"}),
+    "attention_stale_plan": (
+        "kit_test_plugins.attention:StalePlanPlatform.plugin", "attention",
+        # Every other test builds one impl per batch; only a kept impl replays a plan.
+        {"attention.forward.successive_calls"}),
     "attention_ignored_sliding_window": (
         "kit_test_plugins.attention:IgnoredSlidingWindowPlatform.plugin", "attention",
         {"attention.features.sliding_window"}),
@@ -257,14 +266,22 @@ BROKEN.update({
 BROKEN.update({
     "engine_stale_tokens": (
         "kit_test_plugins.worker:StaleTokensWorkerPlatform.plugin", "engine",
-        # Every token comes out twice, in every dtype and world size; alone or in a
-        # batch it does so the same way.
+        # Every token comes out twice, in every dtype, block size and world size, and
+        # when sampled; alone or in a batch it does so the same way.
         {"engine.generate.fp32_greedy", "engine.generate.half_logprobs_close",
+         "engine.generate.block_sizes", "engine.generate.sampling_params",
          "engine.parallel.tensor_parallel"}),
     "engine_seed_ignoring": (
         "kit_test_plugins.worker:SeedIgnoringWorkerPlatform.plugin", "engine",
-        # Greedy generation is unaffected; a seeded request samples differently in a batch.
-        {"engine.generate.batch_invariance"}),
+        # Greedy generation is unaffected; a seeded request samples differently in a
+        # batch, and the seeded filtered requests differ from the reference's.
+        {"engine.generate.batch_invariance", "engine.generate.sampling_params"}),
+    "engine_filter_ignoring": (
+        "kit_test_plugins.worker:FilterIgnoringWorkerPlatform.plugin", "engine",
+        {"engine.generate.sampling_params"}),
+    "engine_refusing_second_block_size": (
+        "kit_test_plugins.config_hooks:RefusingSecondBlockSizePlatform.plugin", "engine",
+        {"engine.generate.block_sizes"}),
 })
 
 #: Correct plugins run with TRITON_INTERPRET=1: the Attention suite must pass them.

@@ -14,3 +14,15 @@ def test_all_reduce_sums_over_ranks(ranks, dtypes):
     rank, in the input's shape, dtype and device; and a returned tensor keeps its
     value after later calls."""
     checks.assert_no_problems(ranks.run(checks.all_reduce, dtypes, SHAPES, 2))
+
+
+#: Calls of one shape in a row: past the warm-up after which graph-capturing
+#: communicators replay, and past a small ring of staging buffers.
+REPEATED_CALLS = 12
+
+
+@pytest.mark.contract("communicator.all_reduce.sum")
+def test_all_reduce_sums_on_every_call(ranks, dtypes):
+    """The same rule on the N-th call: ``all_reduce`` called many times in a row on one
+    shape, with new values each time, returns each call's own sum."""
+    checks.assert_no_problems(ranks.run(checks.all_reduce, dtypes, [(513,)], REPEATED_CALLS))

@@ -27,6 +27,28 @@ class LocalAllReduce(TorchDistributedCommunicator):
         return tensor  # the local input, not the sum
 
 
+class ReplayedAllReduce(TorchDistributedCommunicator):
+    """Captures its all_reduce per shape after a few warm-up calls and replays the
+    capture without copying the new input in: from the sixth call of a shape on,
+    every call returns the fifth call's sum."""
+
+    WARMUP_CALLS = 4
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._calls, self._captured = {}, {}
+
+    def all_reduce(self, tensor):
+        key = (tuple(tensor.shape), tensor.dtype)
+        self._calls[key] = self._calls.get(key, 0) + 1
+        if key in self._captured:
+            return self._captured[key].clone()
+        result = super().all_reduce(tensor)
+        if self._calls[key] > self.WARMUP_CALLS:
+            self._captured[key] = result.clone()
+        return result
+
+
 class ReversedAllGather(TorchDistributedCommunicator):
     def all_gather(self, tensor, dim=-1):
         parts = super().all_gather(tensor, dim).chunk(self.world_size, dim)
@@ -84,6 +106,7 @@ class CrashingGather(TorchDistributedCommunicator):
 
 
 LocalAllReducePlatform = _platform(LocalAllReduce)
+ReplayedAllReducePlatform = _platform(ReplayedAllReduce)
 ReversedAllGatherPlatform = _platform(ReversedAllGather)
 FirstDimReduceScatterPlatform = _platform(FirstDimReduceScatter)
 EveryRankGatherPlatform = _platform(EveryRankGather)
