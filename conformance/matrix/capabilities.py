@@ -1,46 +1,19 @@
 """The capabilities view: what each platform declares, and whether the record shows
 it working.
 
-A declaration is "verified" only when every contract that exercises it ran and
-passed in the column's record; a failing, waived or unexpectedly unsupported one
-makes it "failing", naming the contract; exercising contracts that did not run leave
-it "unverified". What a contract exercises is listed here (``EXERCISED_BY``), by
-capability kind and, where a contract covers only some values, by value.
+Which contracts exercised a declared value is the record's own account
+(``capability_coverage``, written from what each test computed with), not a table
+kept here. A value is "verified" only when every contract that exercised it passed
+in a complete record; a failing, waived or unexpectedly unsupported one makes it
+"failing", naming the contract; a value no test exercised, or one judged by a run
+that did not finish, stays "unverified".
 """
 
 from __future__ import annotations
 
 from conformance.matrix.model import CapabilityCell, CapabilityRow, Column
 from conformance.matrix.sources import Accepted
-
-_ATTENTION_FORWARD = ("attention.forward.prefill", "attention.forward.decode",
-                      "attention.forward.mixed")
-_COLLECTIVES = ("communicator.all_reduce.sum", "communicator.all_gather.dims",
-                "communicator.reduce_scatter.dims", "communicator.gather.dst_only",
-                "communicator.broadcast.from_src", "communicator.send_recv.pairs",
-                "communicator.send_recv.default_peers", "communicator.barrier.waits")
-
-#: Contracts whose tests exercise every declared value of a capability kind.
-EXERCISED_BY = {
-    "dtypes": ("platform.capabilities.dtypes_compute", "attention.config.accepts_declared",
-               *_ATTENTION_FORWARD, "attention.kv_cache.write"),
-    "head_sizes": ("attention.config.accepts_declared", "attention.kv_cache.shape",
-                   *_ATTENTION_FORWARD),
-    "block_sizes": ("attention.config.accepts_declared", "attention.kv_cache.shape",
-                    *_ATTENTION_FORWARD),
-    "kv_cache_dtypes": ("attention.config.accepts_declared", "attention.kv_cache.write"),
-    "features": (),
-}
-
-#: Contracts that exercise one value only.
-EXERCISED_BY_VALUE = {
-    ("dtypes", "float32"): ("engine.generate.fp32_greedy",),
-    ("dtypes", "bfloat16"): ("engine.generate.half_logprobs_close",),
-    ("dtypes", "float16"): ("engine.generate.half_logprobs_close", "attention.numerics.fp16_long_context"),
-    ("features", "sliding_window"): ("attention.features.sliding_window",),
-    ("features", "logits_soft_cap"): ("attention.features.logits_soft_cap",),
-    ("features", "tensor_parallel"): ("engine.parallel.tensor_parallel", *_COLLECTIVES),
-}
+from conformance.results.record import COVERED_DIMENSIONS
 
 _KIND_LABELS = {"dtypes": "dtype", "head_sizes": "head size", "block_sizes": "block size",
                 "kv_cache_dtypes": "KV-cache dtype", "features": "feature"}
@@ -53,22 +26,35 @@ def declared(record: Accepted) -> dict[str, list[str]]:
     if not isinstance(capabilities, dict):
         return {}
     return {kind: [str(v) for v in capabilities.get(kind) or () if isinstance(v, (str, int))]
-            for kind in EXERCISED_BY}
+            for kind in COVERED_DIMENSIONS}
+
+
+def _exercising(record: Accepted, kind: str, value: str) -> list[str] | None:
+    """The contracts the record says exercised ``value`` (None: it says nothing)."""
+    coverage = record.data.get("capability_coverage")
+    if not isinstance(coverage, dict) or not isinstance(coverage.get(kind), dict):
+        return None
+    contracts = coverage[kind].get(value)
+    return [c for c in contracts if isinstance(c, str)] if isinstance(contracts, list) else []
 
 
 def _judge(record: Accepted, kind: str, value: str) -> CapabilityCell:
-    contracts = (*EXERCISED_BY[kind], *EXERCISED_BY_VALUE.get((kind, value), ()))
+    contracts = _exercising(record, kind, value)
+    if contracts is None:
+        return CapabilityCell("unverified", "the record lists no capability coverage")
     if not contracts:
-        return CapabilityCell("unverified", "no contract of this kit exercises it")
+        return CapabilityCell("unverified", "declared, but no test exercised it")
     results = record.data["contracts"]
-    failing = [f"{c}: {results[c]['outcome']}" for c in contracts
-               if c in results and results[c]["outcome"] not in ("passed", "skipped")]
+    outcomes = {c: results.get(c, {}).get("outcome") for c in contracts}
+    failing = [f"{c}: {outcome}" for c, outcome in outcomes.items() if outcome not in ("passed", "skipped")]
     if failing:
         return CapabilityCell("failing", "; ".join(failing))
-    missing = [c for c in contracts if results.get(c, {}).get("outcome") != "passed"]
-    if missing:
-        return CapabilityCell("unverified", "not run: " + ", ".join(missing))
-    return CapabilityCell("verified", f"{len(contracts)} contracts passed")
+    passed = sum(outcome == "passed" for outcome in outcomes.values())
+    if not record.data.get("complete"):
+        return CapabilityCell("unverified", f"the run did not finish ({passed} contracts passed before it stopped)")
+    if passed < len(contracts):
+        return CapabilityCell("unverified", "skipped: " + ", ".join(c for c, o in outcomes.items() if o != "passed"))
+    return CapabilityCell("verified", f"{len(contracts)} contract{'s' * (len(contracts) != 1)} passed")
 
 
 def capability_rows(columns: list[Column], records: list[Accepted]) -> list[CapabilityRow]:
@@ -76,7 +62,7 @@ def capability_rows(columns: list[Column], records: list[Accepted]) -> list[Capa
     columns' records, in the same order."""
     declarations = [declared(r) for r in records]
     rows = []
-    for kind in EXERCISED_BY:
+    for kind in COVERED_DIMENSIONS:
         values = sorted({v for d in declarations for v in d.get(kind, ())},
                         key=lambda v: (not v.isdigit(), int(v) if v.isdigit() else 0, v))
         for value in values:

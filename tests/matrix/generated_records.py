@@ -12,7 +12,7 @@ from pathlib import Path
 
 from conformance.matrix.kits import Kit, installed_kit
 from conformance.results import outcomes
-from conformance.results.record import SCHEMA_VERSION, roll_up_contracts
+from conformance.results.record import SCHEMA_VERSION, capability_coverage, roll_up_contracts
 
 CPU_CAPABILITIES = {
     "dtypes": ["float32", "bfloat16", "float16"], "head_sizes": [64, 128], "block_sizes": [16],
@@ -21,11 +21,30 @@ CPU_CAPABILITIES = {
 }
 
 
+#: The feature each feature contract exercises (as its tests record it).
+FEATURE_CONTRACTS = {"attention.features.sliding_window": "sliding_window",
+                     "attention.features.logits_soft_cap": "logits_soft_cap",
+                     "engine.parallel.tensor_parallel": "tensor_parallel"}
+
+
+def exercised_by(contract: str, capabilities: object) -> dict[str, list[str]]:
+    """What a test of ``contract`` records having computed with: every declared shape
+    value for the Attention and Engine suites, and a feature contract's feature."""
+    if not isinstance(capabilities, dict) or not contract.startswith(("attention.", "engine.")):
+        return {}
+    exercised = {kind: [str(v) for v in capabilities.get(kind, [])]
+                 for kind in ("dtypes", "head_sizes", "block_sizes", "kv_cache_dtypes")}
+    if contract in FEATURE_CONTRACTS:
+        exercised["features"] = [FEATURE_CONTRACTS[contract]]
+    return exercised
+
+
 def entry_for(contract: str, outcome: str, message: str = "", index: int = 0,
-               duration: float = 0.25) -> dict:
+              duration: float = 0.25, exercised: dict | None = None) -> dict:
     suite, area, name = contract.split(".", 2)
     return {"nodeid": f"conformance/suites/{suite}/test_{area}.py::test_{name}[{index}]",
-            "contract": contract, "outcome": outcome, "duration": duration, "message": message}
+            "contract": contract, "outcome": outcome, "duration": duration, "message": message,
+            "exercised": exercised or {}}
 
 
 def make_record(results: dict[str, str | list[tuple[str, str]]], *, plugin: str = "cpu",
@@ -37,10 +56,12 @@ def make_record(results: dict[str, str | list[tuple[str, str]]], *, plugin: str 
     """A record whose contracts end as ``results`` says: an outcome per contract, or a
     list of (outcome, message) per test of it."""
     kit = kit or installed_kit()
+    capabilities = CPU_CAPABILITIES if capabilities is None else capabilities
     tests = []
     for contract, result in results.items():
         entries = [(result, "")] if isinstance(result, str) else result
-        tests += [entry_for(contract, outcome, message, i) for i, (outcome, message) in enumerate(entries)]
+        tests += [entry_for(contract, outcome, message, i, exercised=exercised_by(contract, capabilities))
+                  for i, (outcome, message) in enumerate(entries)]
     record = {
         "schema_version": SCHEMA_VERSION,
         "complete": complete,
@@ -52,7 +73,7 @@ def make_record(results: dict[str, str | list[tuple[str, str]]], *, plugin: str 
                        "platform_class": f"{plugin}_plugin.Platform"},
             "device": {"type": "cpu", "name": device, "count": 1, "capability": None,
                        "total_memory": 2**34,
-                       "capabilities": CPU_CAPABILITIES if capabilities is None else capabilities},
+                       "capabilities": capabilities},
             "torch_version": "2.13.0", "python_version": "3.11.7",
             "host": {"hostname": "builder", "os": "Linux", "machine": "x86_64"},
             "command_line": ["conformance", "run", "--platform", plugin],
@@ -62,6 +83,7 @@ def make_record(results: dict[str, str | list[tuple[str, str]]], *, plugin: str 
         "tests": tests,
         "contracts": roll_up_contracts(tests),
         "summary": outcomes.count(t["outcome"] for t in tests),
+        "capability_coverage": capability_coverage(tests, capabilities),
     }
     if ci is not None:
         record["provenance"]["ci"] = ci

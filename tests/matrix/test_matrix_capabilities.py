@@ -1,10 +1,15 @@
-"""The capabilities view: declared capabilities judged by the contracts exercising them."""
+"""The capabilities view: declared capabilities judged by the contracts the record
+says exercised them."""
 
 from __future__ import annotations
 
-from scenario import FLAKY, REGRESSED, column
+from pathlib import Path
 
-from conformance.matrix.capabilities import EXERCISED_BY
+from generated_records import make_record
+from scenario import CONTRACTS, FLAKY, REGRESSED, column
+
+from conformance.matrix.capabilities import capability_rows
+from conformance.matrix.sources import Accepted
 
 
 def cells(matrix, label: str) -> dict[str, tuple[str, str]]:
@@ -20,28 +25,48 @@ def test_rows_are_every_declared_value(matrix):
 
 
 def test_verified_only_when_every_exercising_contract_passed(matrix):
+    exercising = [c for c in CONTRACTS if c.startswith(("attention.", "engine."))]
     bf16 = cells(matrix, "dtype bfloat16")
-    assert bf16["old"] == ("verified", f"{len(EXERCISED_BY['dtypes']) + 1} contracts passed")
+    assert bf16["old"] == ("verified", f"{len(exercising)} contracts passed")
     assert bf16["cpu"][0] == "failing"
     assert f"{REGRESSED}: failed" in bf16["cpu"][1] and f"{FLAKY}: failed" in bf16["cpu"][1]
 
 
 def test_failing_names_the_contract_and_its_outcome(matrix):
     npu_bf16 = cells(matrix, "dtype bfloat16")["npu"]
-    assert npu_bf16 == ("failing", "attention.forward.mixed: failed; attention.kv_cache.write: error")
+    assert npu_bf16 == ("failing", "attention.features.logits_soft_cap: not_supported; "
+                        "attention.features.sliding_window: waived; attention.forward.mixed: failed; "
+                        "attention.kv_cache.write: error; engine.parallel.tensor_parallel: waived")
     assert cells(matrix, "feature sliding_window")["npu"] == (
         "failing", "attention.features.sliding_window: waived")
 
 
-def test_not_declared_and_not_run_are_not_verified(matrix):
+def test_not_declared_and_unfinished_are_not_verified(matrix):
     assert cells(matrix, "head size 64")["npu"] == ("not_declared", "")
-    state, detail = cells(matrix, "dtype float32")["gpu"]  # the killed run never got there
-    assert state == "unverified" and detail.startswith("not run: ")
-    assert "platform.capabilities.dtypes_compute" in detail and "engine.generate.fp32_greedy" in detail
+    state, detail = cells(matrix, "dtype float32")["gpu"]  # the killed run
+    assert state == "unverified" and detail.startswith("the run did not finish")
 
 
 def test_tensor_parallel_says_its_max_world_size(matrix):
     tp = cells(matrix, "feature tensor_parallel")
-    assert tp["old"] == ("verified", "up to 4 ranks; 9 contracts passed")
+    assert tp["old"] == ("verified", "up to 4 ranks; 1 contract passed")
     assert tp["npu"] == ("not_declared", "")
     assert column(matrix, "npu").cells["engine.parallel.tensor_parallel"].outcome == "waived"
+
+
+def _cell(record: dict, label: str) -> tuple[str, str]:
+    accepted = Accepted(path=Path("r.record.json"), raw=b"", data=record, verdict="", verdict_line="")
+    (row,) = [r for r in capability_rows([_Column()], [accepted]) if r.label == label]
+    return row.cells["c"].state, row.cells["c"].detail
+
+
+class _Column:
+    id = "c"
+
+
+def test_a_value_no_test_exercised_is_unverified():
+    record = make_record({c: "passed" for c in CONTRACTS})
+    record["capability_coverage"]["head_sizes"]["128"] = []
+    assert _cell(record, "head size 128") == ("unverified", "declared, but no test exercised it")
+    del record["capability_coverage"]
+    assert _cell(record, "head size 64") == ("unverified", "the record lists no capability coverage")
