@@ -10,7 +10,7 @@ need only the C library's headers and compile in about a second, on first use.
 Variants: each kernel source is built once per instruction set it has code for
 (``simd.h``), with that ISA's ``-march`` rather than ``-march=native``, so a build
 runs on every CPU that has the ISA: ``avx512_bf16``, ``avx512f``, ``avx2`` (AVX2 +
-FMA + F16C, ``-march=x86-64-v3``), ``neon_bf16``, ``neon`` and ``portable`` (vector
+FMA + F16C, ``-march=x86-64-v3``), ``neon`` and ``portable`` (vector
 extensions the compiler lowers to the baseline, ``-march=x86-64-v2`` on x86). The
 first that ``/proc/cpuinfo`` says the host can execute is used;
 ``CONFORMANCE_CPU_KERNELS=<variant>`` (or ``library(name, variant)``) forces another
@@ -76,7 +76,6 @@ VARIANTS: dict[str, tuple[Variant, ...]] = {
         Variant("portable", ("-march=x86-64-v2", "-DCONFORMANCE_PORTABLE"), _X86_64_V2),
     ),
     "aarch64": (
-        Variant("neon_bf16", ("-march=armv8.2-a+bf16",), frozenset({"asimd", "bf16"})),
         Variant("neon", ("-march=armv8-a",), frozenset({"asimd"})),
         Variant("portable", ("-march=armv8-a", "-DCONFORMANCE_PORTABLE"), frozenset()),
     ),
@@ -114,6 +113,12 @@ def selected_variant(name: str | None = None) -> Variant:
     why = "this CPU cannot execute it" if name in known else f"variants of {platform.machine()}: {known}"
     raise ValueError(f"C kernel variant {name!r} refused ({why}); this host executes: "
                      f"{[v.name for v in runnable]}")
+
+
+def isa_flags() -> list[str]:
+    """The host's CPU flags that decide the variants (and AMX), for benchmark headers."""
+    flags = set(_cpu_flags().partition(":")[2].split())
+    return sorted(f for f in flags if f.startswith(("avx512", "amx")) or f in {"avx2", "fma", "f16c", "asimd", "bf16"})
 
 
 def describe() -> str:

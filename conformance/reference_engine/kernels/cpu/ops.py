@@ -23,7 +23,7 @@ from conformance.reference_engine.kernels.cpu import native
 #: them torch's blocked GEMM wins. 0: torch at every size, as for the variants not
 #: yet measured on their hardware (NEON) and the portable one, which an AVX2 or
 #: AVX-512 torch outruns.
-MAX_ROWS = {"avx512_bf16": 32, "avx512f": 16, "avx2": 16, "neon_bf16": 0, "neon": 0, "portable": 0}
+MAX_ROWS = {"avx512_bf16": 32, "avx512f": 16, "avx2": 16, "neon": 0, "portable": 0}
 
 _I64 = ctypes.c_int64
 _PTR = ctypes.c_void_p

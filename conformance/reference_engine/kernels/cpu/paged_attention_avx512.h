@@ -32,16 +32,16 @@ static ALWAYS_INLINE void store_scores(const __m512 *sums, const int nr,
     if (nr > 3) _mm512_store_ps(s[3], _mm512_shuffle_f32x4(t1, t3, 0xDD));
 }
 
-
 /* Scores of rows [r0, r0 + nr) against the nk (<= 16) keys of one tile. Four keys
  * at a time against all rows, in nr x 4 accumulators: each key and each q chunk is
  * loaded once per four keys, where one key at a time loads q once per key and the
  * loads, not the FMAs, bound the loop. Keys past nk repeat the last one (slots
- * beyond it may be unowned or past the buffer); softmax masks their scores. */
+ * beyond it may be unowned or past the buffer); softmax masks their scores. path
+ * is the keys' dtype, or PATH_PAIRS for bf16 pairs by vdpbf16ps (below). */
 static ALWAYS_INLINE void tile_scores(
     const Problem *p, const State *st, int r0, const int nr, const void *k, int nk,
-    float s[ROWS][TILE], Ahead pf, const int dtype) {
-    const int esize = dtype == DT_F32 ? 4 : 2;
+    float s[ROWS][TILE], Ahead pf, const int path) {
+    const int esize = path == DT_F32 ? 4 : 2;
     const __m512 z = _mm512_setzero_ps();
     __m512 sums[TILE / 4];
     for (int g = 0; g < TILE / 4; g++) {
@@ -50,21 +50,30 @@ static ALWAYS_INLINE void tile_scores(
             continue;
         }
         int64_t row[4];
-        for (int j = 0; j < 4; j++) row[j] = (int64_t)(4 * g + j < nk ? 4 * g + j : nk - 1) * p->row_stride;
+        key_offsets(p, 4 * g, nk, 4, row);
         __m512 a[16];
         for (int i = 0; i < 16; i++) a[i] = z;
-        for (int c = 0; c < p->d; c += 16) {
+        for (int c = 0; c < p->d; c += path == PATH_PAIRS ? 32 : 16) {
             /* The keys computed next (see run_keys), spread over the loop: a burst
              * of them at once would stall the loads this tile needs behind them. */
             if (pf.next && c * esize % 64 == 0)
                 for (int j = 0; j < 4; j++) ask(pf, (row[j] + c) * esize);
             for (int j = 0; j < 4; j++) {
-                const __m512 kv = vload_as(k, row[j] + c, dtype);
+#if defined(SIMD_AVX512_BF16)
+                if (path == PATH_PAIRS) { /* see pairs_rows */
+                    const __m512bh kv = (__m512bh)_mm512_loadu_si512((const uint16_t *)k + row[j] + c);
+                    for (int i = 0; i < nr; i++)
+                        a[4 * j + i] = _mm512_dpbf16_ps(a[4 * j + i], (__m512bh)_mm512_load_si512(&st->qb[r0 + i][c]), kv);
+                    continue;
+                }
+#endif
+                const __m512 kv = vload_as(k, row[j] + c, path);
                 for (int i = 0; i < nr; i++)
                     a[4 * j + i] = _mm512_fmadd_ps(_mm512_load_ps(&st->q[r0 + i][c]), kv, a[4 * j + i]);
             }
         }
-        sums[g] = sum16(a);
+        /* The pair path's queries are not scaled (bf16 would round them again). */
+        sums[g] = path == PATH_PAIRS ? _mm512_mul_ps(sum16(a), _mm512_set1_ps(p->scale)) : sum16(a);
     }
     store_scores(sums, nr, s);
 }
@@ -77,35 +86,8 @@ static ALWAYS_INLINE void tile_scores(
  * pairs keys t and t+1, with the weights rounded to bf16 (as flash-attention kernels
  * round them to the dtype). Interleaving two value rows (unpacklo/hi_epi16) leaves
  * the sums of each 32 elements in the order of `paired_index`. Keys, values and
- * their prefetches are blocked and timed as in tile_scores and values_block. */
-static ALWAYS_INLINE void pairs_scores(
-    const Problem *p, const State *st, int r0, const int nr, const uint16_t *k, int nk, float s[ROWS][TILE],
-    Ahead pf) {
-    const __m512 z = _mm512_setzero_ps();
-    __m512 sums[TILE / 4];
-    for (int g = 0; g < TILE / 4; g++) {
-        if (4 * g >= nk) {
-            sums[g] = z;
-            continue;
-        }
-        int64_t row[4];
-        for (int j = 0; j < 4; j++) row[j] = (int64_t)(4 * g + j < nk ? 4 * g + j : nk - 1) * p->row_stride;
-        __m512 a[16];
-        for (int i = 0; i < 16; i++) a[i] = z;
-        for (int c = 0; c < p->d; c += 32) {
-            if (pf.next)
-                for (int j = 0; j < 4; j++) ask(pf, (row[j] + c) * 2);
-            for (int j = 0; j < 4; j++) {
-                const __m512bh kv = (__m512bh)_mm512_loadu_si512(k + row[j] + c);
-                for (int i = 0; i < nr; i++)
-                    a[4 * j + i] = _mm512_dpbf16_ps(a[4 * j + i], (__m512bh)_mm512_load_si512(&st->qb[r0 + i][c]), kv);
-            }
-        }
-        sums[g] = _mm512_mul_ps(sum16(a), _mm512_set1_ps(p->scale));
-    }
-    store_scores(sums, nr, s);
-}
-
+ * their prefetches are blocked and timed as in tile_scores (which has the pair
+ * path's scores) and values_block. */
 static ALWAYS_INLINE void pairs_values(
     const Problem *p, State *st, int r0, const int nr, const uint16_t *v, int nk, const uint32_t w[ROWS][TILE / 2],
     Ahead pf) {
@@ -142,7 +124,7 @@ static ALWAYS_INLINE void pairs_rows(
     float s[ROWS][TILE] __attribute__((aligned(64)));
     float w[ROWS][TILE] __attribute__((aligned(64)));
     uint32_t wb[ROWS][TILE / 2] __attribute__((aligned(64)));
-    pairs_scores(p, st, r0, nr, k, nk, s, pf);
+    tile_scores(p, st, r0, nr, k, nk, s, pf, PATH_PAIRS);
     for (int i = 0; i < nr; i++) {
         tile_softmax(p, st, r0 + i, key0, nk, s[i], w[i]);
         _mm256_store_si256((__m256i *)wb[i], (__m256i)_mm512_cvtneps_pbh(_mm512_load_ps(w[i])));

@@ -95,6 +95,12 @@ static inline __attribute__((always_inline)) void ask(Ahead pf, int64_t off) {
 }
 
 
+/* Element offsets of keys t0 .. t0 + n - 1 of a tile of nk; keys past nk repeat the
+ * last one (slots beyond it may be unowned or past the buffer). */
+static ALWAYS_INLINE void key_offsets(const Problem *p, int t0, int nk, const int n, int64_t *row) {
+    for (int j = 0; j < n; j++) row[j] = (int64_t)(t0 + j < nk ? t0 + j : nk - 1) * p->row_stride;
+}
+
 /* acc[r][c, c + VL nc) += sum_t w[r][t] * v_t: nr x nc accumulators stay in
  * registers over the tile's keys, so acc is read and written once per tile and
  * each value vector loaded once for all rows. The values computed next are asked
@@ -174,21 +180,24 @@ static inline void tile_softmax(const Problem *p, State *st, int r, int key0, in
     st->m[r] = m_new;
 }
 
+/* Which inner loops a tile runs: the tile's dtype through vload_as, or (AVX-512
+ * BF16, bf16 queries and keys) the pair path. */
+enum { PATH_PAIRS = 3 };
+
 #if defined(SIMD_AVX512)
 #include "paged_attention_avx512.h"
 #else
 /* Scores of rows [r0, r0 + nr) against the nk (<= TILE) keys of one tile, into
  * s[i][0, nk): SCORE_KEYS keys at a time against all rows, so each key vector is
- * loaded once for all rows and each q vector once per SCORE_KEYS keys. Keys past
- * nk repeat the last one (slots beyond it may be unowned or past the buffer) and
- * are not stored. */
+ * loaded once for all rows and each q vector once per SCORE_KEYS keys. Scores of
+ * keys past nk are not stored. */
 static ALWAYS_INLINE void tile_scores(
     const Problem *p, const State *st, int r0, const int nr, const void *k, int nk,
     float s[ROWS][TILE], Ahead pf, const int dtype) {
     const int esize = dtype == DT_F32 ? 4 : 2;
     for (int t0 = 0; t0 < nk; t0 += SCORE_KEYS) {
         int64_t row[SCORE_KEYS];
-        for (int j = 0; j < SCORE_KEYS; j++) row[j] = (int64_t)(t0 + j < nk ? t0 + j : nk - 1) * p->row_stride;
+        key_offsets(p, t0, nk, SCORE_KEYS, row);
         vf a[SCORE_KEYS][ROWS];
         for (int j = 0; j < SCORE_KEYS; j++)
             for (int i = 0; i < nr; i++) a[j][i] = vzero();
@@ -206,10 +215,6 @@ static ALWAYS_INLINE void tile_scores(
     }
 }
 #endif
-
-/* Which inner loops a tile runs: the tile's dtype through vload_as, or (AVX-512
- * BF16, bf16 queries and keys) the pair path. */
-enum { PATH_PAIRS = 3 };
 
 static ALWAYS_INLINE void tile_rows(
     const Problem *p, State *st, int r0, const int nr, const void *k, const void *v,
