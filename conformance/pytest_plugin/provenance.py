@@ -15,6 +15,7 @@ from conformance._version import __version__
 from conformance.contract.discovery import PluginEntry
 from conformance.contract.platform import Platform
 from conformance.contract.version import CONTRACT_VERSION
+from conformance.reference_engine.kernels.cpu import native as cpu_kernels
 from conformance.results.ci_provenance import ci_provenance
 from conformance.results.provenance import suite_hash
 
@@ -53,6 +54,7 @@ def collect_provenance(
             "distribution": entry.distribution,
             "version": entry.version,
             "platform_class": f"{platform.__module__}.{platform.__qualname__}",
+            **({"bridge": entry.bridge} if entry.bridge is not None else {}),
         },
         "device": describe_device(platform),
         "torch_version": torch.__version__,
@@ -61,6 +63,8 @@ def collect_provenance(
             "hostname": socket.gethostname(),
             "os": host_platform.platform(),
             "machine": host_platform.machine(),
+            # The ISA variant of the reference engine's C kernels on this host.
+            "cpu_kernels": str(_ask(cpu_kernels.describe)),
         },
         "command_line": [str(arg) for arg in command_line],
     }
