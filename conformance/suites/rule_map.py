@@ -20,7 +20,8 @@ _FORWARD = (
 )
 _DRIVEN = ("worker.lifecycle.in_process", "worker.lifecycle.multiprocess")
 _EXECUTE = ("worker.execute.prefill", "worker.execute.decode", "worker.execute.mixed",
-            "worker.execute.seeded_sampling", "worker.execute.sampling_params")
+            "worker.execute.seeded_sampling", "worker.execute.sampling_params",
+            "engine.generate.sampling_params", "engine.generate.block_sizes")
 
 CHECKED_BY: dict[str, tuple[str, ...]] = {
     "Platform.is_available": ("platform.runtime.availability",),
