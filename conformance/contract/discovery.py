@@ -5,6 +5,13 @@ function that returns the qualified name of a ``Platform`` subclass when its dev
 is usable here, else None. Nothing is swallowed: every way a plugin can go wrong
 becomes a ``PlatformPluginError`` whose message is one line naming the plugin and its
 distribution, chained to the original exception where there is one.
+
+A name ``NAMESPACE:NAME`` (``vllm:cpu``) is a plugin written for another engine's
+plugin interface: it is handed to the function registered as ``NAMESPACE`` in the
+group ``conformance.platform_namespaces`` (a bridge, such as
+``conformance.bridges.vllm``), which finds it there and answers with its
+``PluginEntry``. Loading the bridge only for such names keeps the kit free of the other
+engine everywhere else.
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ from importlib import metadata
 from conformance.contract.platform import Platform
 
 ENTRY_POINT_GROUP = "conformance.platform_plugins"
+NAMESPACE_GROUP = "conformance.platform_namespaces"
 
 
 class PlatformPluginError(Exception):
@@ -31,6 +39,13 @@ class PluginEntry:
     distribution: str
     version: str
     entry_point: metadata.EntryPoint
+    #: For a plugin reached through a bridge: the interface it was written for, its
+    #: installed version and the versions the bridge supports, the suites the bridge
+    #: maps (collected when ``--suite`` is not given) and those it cannot map, with
+    #: why (``{"interface": "vllm", "version": "0.32.0", "supported_versions":
+    #: ">=0.32.0,<0.33", "suites": [...], "not_supported_suites": {"worker": why}}``);
+    #: None for a plugin of this kit.
+    bridge: dict | None = None
 
     def describe(self) -> str:
         return f"{self.name} [{self.distribution} {self.version}]"
@@ -66,7 +81,11 @@ def find_plugin(name: str) -> PluginEntry:
     """The installed plugin called ``name``, or a one-line error: listing what is
     installed when nothing is called ``name``, or naming every distribution that
     registers it when several do (which one wins would depend on ``sys.path``
-    order, so the kit refuses to guess)."""
+    order, so the kit refuses to guess). ``NAMESPACE:NAME`` asks that namespace's
+    bridge."""
+    namespace, colon, bridged_name = name.partition(":")
+    if colon:
+        return _find_bridged_plugin(namespace, bridged_name)
     plugins, clashes = _scan()
     if name in clashes:
         claims = " and ".join(f"{e.distribution} {e.version} ({e.value})" for e in clashes[name])
@@ -80,6 +99,32 @@ def find_plugin(name: str) -> PluginEntry:
             f"no platform plugin named {name!r} is installed (installed: {installed})"
         )
     return plugins[name]
+
+
+def _find_bridged_plugin(namespace: str, name: str) -> PluginEntry:
+    bridges = {e.name: e for e in metadata.entry_points(group=NAMESPACE_GROUP)}
+    if namespace not in bridges:
+        known = ", ".join(sorted(bridges)) or "none"
+        raise PlatformPluginError(
+            f"no bridge for the platform namespace {namespace!r} is installed "
+            f"(installed namespaces: {known})"
+        )
+    bridge = bridges[namespace]
+    try:
+        entry = bridge.load()(name)
+    except PlatformPluginError:
+        raise
+    except Exception as exc:
+        raise PlatformPluginError(
+            f"the {namespace!r} bridge ({bridge.value}) failed to find {name!r}: "
+            f"{type(exc).__name__}: {exc}"
+        ) from exc
+    if not isinstance(entry, PluginEntry):
+        raise PlatformPluginError(
+            f"the {namespace!r} bridge ({bridge.value}) returned {entry!r} for {name!r}, "
+            "not a PluginEntry"
+        )
+    return entry
 
 
 def call_plugin_function(entry: PluginEntry) -> str | None:

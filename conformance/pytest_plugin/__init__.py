@@ -121,7 +121,7 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     outcome_rules = verdicts.Verdicts(waivers, config.option.strict_expectations, config.rootpath)
     plugins = {
-        "conformance-collection": collection.ContractCollection(config.option.suite),
+        "conformance-collection": collection.ContractCollection(config.option.suite, entry.bridge),
         "conformance-fixtures": fixtures,
         "conformance-verdicts": outcome_rules,
         "conformance-watchdog": watchdog.Watchdog(config.option.test_timeout),

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from conformance.results.outcomes import NOT_SUPPORTED_PREFIX
+
 CONTRACT_ID = re.compile(r"^[a-z0-9_]+(\.[a-z0-9_]+)+$")
 
 
@@ -73,10 +75,16 @@ def contract_of(item: pytest.Item) -> str | None:
 
 class ContractCollection:
     """Collects the selected suites and tags every test with its contract id, for
-    reports, records and ``-k`` (``-k platform.runtime`` selects by contract)."""
+    reports, records and ``-k`` (``-k platform.runtime`` selects by contract). A
+    bridge (``PluginEntry.bridge``) picks the suites of a run without ``--suite``, and
+    the suites it cannot map end ``not_supported`` with its reason."""
 
-    def __init__(self, selection: str | None) -> None:
+    def __init__(self, selection: str | None, bridge: dict | None = None) -> None:
+        bridge = bridge or {}
+        if selection is None and bridge.get("suites"):
+            selection = ",".join(bridge["suites"])
         self.selected = suite_paths(selection)
+        self.not_supported_suites: dict[str, str] = bridge.get("not_supported_suites", {})
 
     def pytest_ignore_collect(self, collection_path: Path) -> bool | None:
         root = suites_root()
@@ -97,3 +105,6 @@ class ContractCollection:
             item.user_properties.append(("contract", contract))
             if contract is not None:
                 item.extra_keyword_matches.add(contract)
+                reason = self.not_supported_suites.get(contract.split(".")[0])
+                if reason is not None:
+                    item.add_marker(pytest.mark.skip(reason=NOT_SUPPORTED_PREFIX + reason))

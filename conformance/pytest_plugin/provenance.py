@@ -54,6 +54,7 @@ def collect_provenance(
             "distribution": entry.distribution,
             "version": entry.version,
             "platform_class": f"{platform.__module__}.{platform.__qualname__}",
+            **({"bridge": entry.bridge} if entry.bridge is not None else {}),
         },
         "device": describe_device(platform),
         "torch_version": torch.__version__,
@@ -62,9 +63,9 @@ def collect_provenance(
             "hostname": socket.gethostname(),
             "os": host_platform.platform(),
             "machine": host_platform.machine(),
-        },
             # The ISA variant of the reference engine's C kernels on this host.
             "cpu_kernels": str(_ask(cpu_kernels.describe)),
+        },
         "command_line": [str(arg) for arg in command_line],
     }
     ci = ci_provenance()

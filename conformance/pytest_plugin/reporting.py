@@ -87,12 +87,17 @@ class TerminalReporting:
     def pytest_report_header(self, config: pytest.Config) -> list[str]:
         platform = platform_under_test(config)
         device = describe_device(platform)
-        return [
+        lines = [
             f"conformance kit {__version__}, contract {CONTRACT_VERSION}",
             f"platform plugin: {self.entry.describe()} -> "
             f"{platform.__module__}.{platform.__qualname__}",
             f"device: {device['name']} ({device['type']} x{device['count']})",
         ]
+        if self.entry.bridge is not None:
+            bridge = self.entry.bridge
+            lines.append(f"bridged: a {bridge['interface']} plugin, {bridge['interface']} "
+                         f"{bridge['version']} (the bridge supports {bridge['supported_versions']})")
+        return lines
 
     def pytest_report_teststatus(self, report: pytest.TestReport):
         if hasattr(report, "wasxfail") and report.skipped:
@@ -113,6 +118,8 @@ class RunOutcomes:
 
     def __init__(self, config: pytest.Config, entry: PluginEntry, verdicts: Verdicts) -> None:
         self.verdicts = verdicts
+        #: Suites the bridge cannot map: all not_supported by design, not an empty run.
+        self.unmapped_suites = set((entry.bridge or {}).get("not_supported_suites", {}))
         self.rootpath = config.rootpath
         self.keyword = config.option.keyword
         self.pending: dict[str, dict[str, pytest.TestReport]] = {}
@@ -158,7 +165,8 @@ class RunOutcomes:
             if result.contract is not None:
                 suite = result.contract.split(".")[0]
                 ran[suite] = ran.get(suite, False) or result.outcome in _RAN
-        return sorted(suite for suite, any_ran in ran.items() if not any_ran)
+        return sorted(suite for suite, any_ran in ran.items()
+                      if not any_ran and suite not in self.unmapped_suites)
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:

