@@ -158,10 +158,16 @@ static ALWAYS_INLINE vf vload_bf16(const uint16_t *p) {
     memcpy(&h, p, sizeof h);
     return (vf)(__builtin_convertvector(h, vi) << 16);
 }
+/* fp16 by integer operations (a target without F16C or NEON would convert each
+ * element in a library call): the exponent and mantissa shifted into fp32's place
+ * and rebiased by one exact product (2^112), which also scales subnormals right;
+ * infinities and NaNs keep an all-ones exponent. */
 static ALWAYS_INLINE vf vload_f16(const uint16_t *p) {
-    vf a;
-    for (int i = 0; i < VL; i++) a[i] = f16_to_f32(p[i]);
-    return a;
+    vh h;
+    memcpy(&h, p, sizeof h);
+    const vi x = __builtin_convertvector(h, vi), magnitude = (x & 0x7fff) << 13;
+    const vi finite = (vi)((vf)magnitude * 0x1p112f), special = magnitude >= 0x0f800000;
+    return (vf)(((x & 0x8000) << 16) | (special & (magnitude | 0x7f800000)) | (~special & finite));
 }
 static ALWAYS_INLINE vf vadd(vf a, vf b) { return a + b; }
 static ALWAYS_INLINE vf vsub(vf a, vf b) { return a - b; }
