@@ -68,6 +68,8 @@ def collect_provenance(
         },
         "command_line": [str(arg) for arg in command_line],
     }
+    if entry.bridge is not None and entry.bridge.get("profile"):
+        provenance["mustpass_profile"] = entry.bridge["profile"]
     ci = ci_provenance()
     if ci is not None:
         provenance["ci"] = ci

@@ -4,6 +4,9 @@
 
 - 0 ``CONFORMANT``: a valid, complete record in which every required contract of
   the mustpass list ran once and passed, is waived or is declared not supported;
+  a record that names a mustpass profile (``provenance.mustpass_profile``, a bridged
+  plugin's: ``mustpass-PROFILE.json``) is judged on that profile's contracts, and
+  its other contracts not passed are listed as the kit's stricter rules;
 - 1 ``NOT CONFORMANT``: a valid, complete record in which some contract has another
   outcome, or some required contract never ran;
 - 2 ``INVALID``: not JSON, not matching the schema, made by other suites than the
@@ -56,16 +59,22 @@ class Verdict:
 ALLOWED = (outcomes.PASSED, outcomes.NOT_SUPPORTED, outcomes.WAIVED)
 
 
-def load_mustpass() -> dict[str, str]:
-    """Required contract ids of this kit release, with their rules."""
-    return dict(_mustpass())
+def profile_path(profile: str | None = None) -> Path:
+    """The shipped mustpass list, or that of the mustpass profile ``profile``."""
+    name = "mustpass.json" if profile is None else f"mustpass-{profile}.json"
+    return Path(str(resources.files("conformance.results") / name))
+
+
+def load_mustpass(profile: str | None = None) -> dict[str, str]:
+    """Required contract ids of this kit release (of the mustpass profile
+    ``profile``, when given), with their rules."""
+    return dict(_mustpass(profile))
 
 
 # Read once per process: the matrix verifies a thousand records in one.
 @functools.cache
-def _mustpass() -> dict[str, str]:
-    text = (resources.files("conformance.results") / "mustpass.json").read_text()
-    return json.loads(text)["contracts"]
+def _mustpass(profile: str | None) -> dict[str, str]:
+    return json.loads(profile_path(profile).read_text())["contracts"]
 
 
 @functools.cache
@@ -122,6 +131,12 @@ def verify_loaded(record: object, path: str | Path) -> Verdict:
 
     plugin = record["provenance"]["plugin"]
     who = f"{plugin['name']} [{plugin['distribution']} {plugin['version']}]"
+    profile = record["provenance"].get("mustpass_profile")
+    if profile is not None:
+        if not profile_path(profile).is_file():
+            return Verdict(INVALID, f"INVALID: {path}: names the mustpass profile {profile!r}, "
+                                    "which this kit does not ship")
+        who += f" under the {profile} mustpass profile"
     summary = ", ".join(f"{n} {o}" for o, n in record["summary"].items()) or "no tests"
     if not record["complete"]:
         return Verdict(
@@ -129,9 +144,11 @@ def verify_loaded(record: object, path: str | Path) -> Verdict:
             f"INCOMPLETE: {path} is a valid record of a run of {who} that did not "
             f"finish; {len(record['tests'])} tests recorded ({summary})",
         )
-    contracts = record["contracts"]
-    failing = [c for c, r in contracts.items() if r["outcome"] not in ALLOWED]
-    missing = [c for c in load_mustpass() if c not in contracts]
+    contracts, required = record["contracts"], load_mustpass(profile)
+    not_passed = [c for c, r in contracts.items() if r["outcome"] not in ALLOWED]
+    failing = [c for c in not_passed if profile is None or c in required]
+    stricter = _stricter([c for c in not_passed if c not in failing], contracts)
+    missing = [c for c in required if c not in contracts]
     if failing or missing:
         reasons = []
         if failing:
@@ -142,12 +159,19 @@ def verify_loaded(record: object, path: str | Path) -> Verdict:
                            f"({_first(missing)}): a partial run proves only part")
         return Verdict(NOT_CONFORMANT,
                        f"NOT CONFORMANT: {who}: {'; '.join(reasons)}; tests: {summary}"
-                       f"{_unverified(record)}")
+                       f"{stricter}{_unverified(record)}")
     return Verdict(
         CONFORMANT,
         f"CONFORMANT: {who} on {record['provenance']['device']['name']}: "
-        f"{len(record['contracts'])} contracts; tests: {summary}{_unverified(record)}",
+        f"{len(record['contracts'])} contracts; tests: {summary}{stricter}{_unverified(record)}",
     )
+
+
+def _stricter(ids: list[str], contracts: dict) -> str:
+    """The contracts outside a profile that were not passed: shown, not counted."""
+    if not ids:
+        return ""
+    return f"; the kit's stricter rules, outside the profile, not passed: {len(ids)} ({_first(ids, contracts)})"
 
 
 def _unverified(record: dict) -> str:

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from importlib import metadata
 
+from conformance.bridges.vllm.profile import PROFILE
 from conformance.bridges.vllm.versions import SUPPORTED_VERSIONS, installed_vllm
 from conformance.contract.discovery import PlatformPluginError, PluginEntry
 
@@ -83,6 +84,7 @@ def find_plugin(name: str) -> PluginEntry:
             name=f"vllm:{name}", value=f"conformance.bridges.vllm.plugins:{name}",
             group=VLLM_PLUGIN_GROUP),
         bridge={"interface": "vllm", "version": interface_version,
-                "supported_versions": SUPPORTED_VERSIONS, "suites": list(MAPPED_SUITES),
+                "supported_versions": SUPPORTED_VERSIONS, "profile": PROFILE,
+                "suites": list(MAPPED_SUITES),
                 "not_supported_suites": dict(NOT_SUPPORTED_SUITES)},
     )

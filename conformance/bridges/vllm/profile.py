@@ -1,0 +1,75 @@
+"""The ``vllm`` mustpass profile: the contracts whose rules vLLM's own interface
+promises, which judge a bridged run's verdict.
+
+The kit's other contracts still run against a bridged plugin and are shown; a record
+marks them as the kit's stricter rules (``conformance verify`` lists those not passed
+without counting them). Each promise below names where vLLM makes it. Generated into
+``conformance/results/mustpass-vllm.json`` beside the kit's mustpass list, so
+``conformance verify`` judges a bridged record without importing the bridge:
+
+    python -m conformance.bridges.vllm.profile --write
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from conformance.results.verify import profile_path
+from conformance.suites.registry import contracts, mustpass
+
+PROFILE = "vllm"
+
+#: Contract id -> where vLLM's interface promises what its rule asks.
+PROMISED = {
+    "platform.discovery.entry_point": "vllm.platform_plugins: a zero-argument function naming the platform class",
+    "platform.discovery.idempotent": "vLLM calls every plugin function during detection and again to activate it",
+    "platform.discovery.no_device_init": "vllm/platforms/__init__.py: detection must not initialise a device (vLLM forks workers after it)",
+    "platform.identity.device_type": "Platform.device_type: the torch device type",
+    "platform.identity.dispatch_key": "Platform.dispatch_key",
+    "platform.identity.dist_backend": "Platform.dist_backend: the torch.distributed backend of the device group",
+    "platform.runtime.seeding": "Platform.manual_seed_all: 'Set the random seed for all devices', called by set_random_seed",
+    "platform.runtime.pin_memory": "Platform.is_pin_memory_available",
+    "platform.factories.communicator": "Platform.get_device_communicator_cls",
+    "platform.factories.attention_backend": "Platform.get_attn_backend_cls: a backend for the selector config",
+    **{f"communicator.{name}": "DeviceCommunicatorBase's collectives (barrier: GroupCoordinator.barrier)"
+       for name in ("all_reduce.sum", "all_gather.dims", "reduce_scatter.dims", "gather.dst_only",
+                    "broadcast.from_src", "send_recv.pairs", "send_recv.default_peers", "barrier.waits")},
+    **{f"attention.{name}": "AttentionImpl.forward / do_kv_cache_update: attention over the paged cache"
+       for name in ("config.accepts_declared", "forward.prefill", "forward.decode", "forward.mixed",
+                    "forward.output_in_place", "forward.inputs_unchanged", "forward.successive_calls",
+                    "kv_cache.write", "features.sliding_window", "numerics.fp16_long_context")},
+    **{f"engine.{name}": "vllm.LLM.generate: the model's tokens and logprobs"
+       for name in ("generate.fp32_greedy", "generate.half_logprobs_close", "generate.batch_invariance",
+                    "generate.sampling_params", "parallel.tensor_parallel")},
+}
+
+
+def profile() -> dict:
+    known = contracts()
+    unknown = sorted(PROMISED.keys() - known.keys())
+    if unknown:
+        raise SystemExit(f"the vllm profile names contracts the suites do not have: {', '.join(unknown)}")
+    return {**{k: v for k, v in mustpass().items() if k != "contracts"}, "profile": PROFILE,
+            "contracts": {c: known[c] for c in sorted(PROMISED)},
+            "promised_by": dict(sorted(PROMISED.items()))}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Regenerate or check the vllm mustpass profile.")
+    parser.add_argument("--write", action="store_true")
+    args = parser.parse_args(argv)
+    path, text = profile_path(PROFILE), json.dumps(profile(), indent=1) + "\n"
+    if args.write:
+        path.write_text(text)
+        print(f"wrote {len(PROMISED)} contracts to {path}")
+        return 0
+    if not path.exists() or path.read_text() != text:
+        print(f"{path} is stale: run python -m conformance.bridges.vllm.profile --write")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
