@@ -82,6 +82,7 @@ def build_column(record: Accepted, contracts: list[Contract], record_href: str,
         plugin=plugin["name"],
         distribution=plugin["distribution"],
         plugin_version=plugin["version"],
+        bridged=_bridged(plugin.get("bridge"), provenance.get("mustpass_profile")),
         device=provenance["device"]["name"],
         kit_version=provenance["kit_version"],
         contract_version=provenance["contract_version"],
@@ -97,6 +98,13 @@ def build_column(record: Accepted, contracts: list[Contract], record_href: str,
         cells=cells,
         performance=performance_of(data),
     )
+
+
+def _bridged(bridge: dict | None, profile: str | None) -> str | None:
+    if bridge is None:
+        return None
+    judged = f", judged by the {profile} mustpass profile" if profile else ""
+    return f"bridged from {bridge['interface']} {bridge['version']}{judged}"
 
 
 def contract_rows(mustpass: dict[str, str], records: list[Accepted]) -> list[Contract]:

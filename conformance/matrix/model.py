@@ -67,6 +67,9 @@ class Column:
     plugin: str
     distribution: str
     plugin_version: str
+    #: "bridged from vllm 0.32.0, judged by the vllm mustpass profile" for a plugin
+    #: written for another engine's interface and run through a bridge; else None.
+    bridged: str | None
     device: str
     kit_version: str
     contract_version: str

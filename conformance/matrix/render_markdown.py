@@ -29,6 +29,7 @@ def _row(cells: list[str]) -> str:
 def _header(column: Column) -> str:
     parts = [f"**{escape(column.plugin)}** on {escape(column.device)}",
              escape(f"{column.distribution} {column.plugin_version}"),
+             *([escape(column.bridged)] if column.bridged else []),
              escape(f"kit {column.kit_version}, contract {column.contract_version}"),
              escape(presentation.day(column.date)), escape(column.verdict)]
     if column.partial:
