@@ -8,21 +8,29 @@ from conformance.cli import main
 
 
 def test_run_then_verify(run_kit, tmp_path):
-    """``conformance run --platform cpu --record r.json`` writes a record that
-    ``conformance verify r.json`` accepts, and the record names the command."""
-    run = run_kit("run", "--platform", "cpu", "--record", "r.json", "-q",
+    """``conformance run --platform cpu --record r.json -n 2``, from an empty folder,
+    passes every contract of the built-in platform; its record holds each collected
+    test exactly once (under xdist too), names the command, and ``conformance
+    verify r.json`` accepts it. (The kit's one whole run of ``cpu``: each whole run
+    costs a minute of CI.)"""
+    collected = run_kit("--platform=cpu", "--collect-only", "-q")
+    nodeids = {line for line in collected.output.splitlines() if "::" in line}
+    run = run_kit("run", "--platform", "cpu", "--record", "r.json", "-q", "-n", "2",
                   module="conformance.cli")
     assert run.returncode == 0, run.output
     assert "CONFORMANT: cpu [conformance 0.1.0]" in run.output
     record = json.loads((tmp_path / "r.json").read_text())
     assert record["provenance"]["command_line"][:4] == ["conformance", "run", "--platform", "cpu"]
+    recorded = [t["nodeid"] for t in record["tests"]]
+    assert len(recorded) == len(set(recorded)) and set(recorded) == nodeids
+    assert set(record["summary"]) <= {"passed", "not_supported", "skipped"}, record["summary"]
     verify = run_kit("verify", "r.json", module="conformance.cli")
     assert verify.returncode == 0 and verify.output.startswith("CONFORMANT"), verify.output
 
 
 def test_run_of_a_broken_plugin_is_not_conformant(run_kit):
     """A run of a broken plugin ends with a NOT CONFORMANT verdict and exit status 1."""
-    run = run_kit("run", "--platform=constant_memory", "--record=r.json", "-q",
+    run = run_kit("run", "--platform=constant_memory", "--suite=platform", "--record=r.json", "-q",
                   module="conformance.cli")
     assert run.returncode == 1
     assert "NOT CONFORMANT" in run.output and "platform.runtime.memory" in run.output
