@@ -57,14 +57,14 @@ def check_and_update_in_child(platform_name: str, config) -> None:
     config.block_size = answer["block_size"]
 
 
-def _model_folder(model: str, architecture_folder: Path) -> str:
+def _model_folder(model: str, folder: Path) -> str:
     """A folder holding only the kit model's ``config.json``: what ``ModelConfig``
     reads (the weights are never loaded here)."""
-    architecture_folder.mkdir(parents=True, exist_ok=True)
+    folder.mkdir(parents=True, exist_ok=True)
     # transformers finds the config class by model_type, which the kit's export leaves out.
     hf_config = {"model_type": "llama", **to_hf_config(get_model_config(model))}
-    (architecture_folder / "config.json").write_text(json.dumps(hf_config))
-    return str(architecture_folder)
+    (folder / "config.json").write_text(json.dumps(hf_config))
+    return str(folder)
 
 
 def _build_vllm_config(platform_name: str, request: dict) -> dict:

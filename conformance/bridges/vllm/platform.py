@@ -16,7 +16,7 @@ from typing import ClassVar
 
 import torch
 
-from conformance.bridges.vllm import config as vllm_config
+from conformance.bridges.vllm import config as child_config
 from conformance.bridges.vllm.capabilities import derive_capabilities, selector_config
 from conformance.contract.capabilities import DeviceCapability
 from conformance.contract.platform import Platform
@@ -168,7 +168,7 @@ class VllmBridgedPlatform(Platform):
     # -- config hooks -----------------------------------------------------------------
     @classmethod
     def check_and_update_config(cls, config) -> None:
-        vllm_config.check_and_update_in_child(cls.__qualname__, config)
+        child_config.check_and_update_in_child(cls.__qualname__, config)
 
     @classmethod
     def verify_model_arch(cls, arch: str) -> None:
