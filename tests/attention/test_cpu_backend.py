@@ -177,11 +177,12 @@ def test_attention_suite_passes_on_the_cpu_platform(run_kit, kit_env, native):
 @pytest.fixture
 def forced_variant(native_only, monkeypatch):
     """``forced_variant(name)``: the backend runs that variant's C kernel from then on,
-    whether or not its routing would choose it for this host."""
+    plain prefills included, whether or not its routing would choose it for this host."""
     real = cpu_attn.native_kernel
 
     def force(name: str) -> None:
         monkeypatch.setattr(cpu_attn, "native_kernel", lambda variant=None: real(name))
+        monkeypatch.setattr(cpu_attn, "prefills_in_kernel", lambda: True)
 
     return force
 
@@ -201,6 +202,23 @@ def test_every_variant_matches_oracle(forced_variant, variant, dtype):
                         dtype=dtype, padding_tokens=1, seed=7, **feature))
     check(BatchSpec(query_lens=(1,), context_lens=(1200,), num_kv_heads=2, group=4, head_size=128,
                     block_size=32, dtype=dtype, padding_tokens=0, seed=3))
+
+
+@requires_native
+def test_plain_prefills_left_to_sdpa_where_it_is_faster(native_only, monkeypatch):
+    """Rule: where SDPA beats the kernel on plain prefills, the kernel computes the
+    batch's other requests and SDPA the plain prefills, and together they give the
+    oracle's attention."""
+    monkeypatch.setattr(cpu_attn, "prefills_in_kernel", lambda: False)
+    prefilled = []
+    real_prefill = CpuAttentionImpl._prefill
+    monkeypatch.setattr(CpuAttentionImpl, "_prefill",
+                        lambda self, q, *rest: prefilled.append(q.shape[0]) or real_prefill(self, q, *rest))
+    for dtype in (torch.float32, torch.bfloat16):
+        prefilled.clear()
+        check(BatchSpec(**MIXED, num_kv_heads=2, group=4, head_size=64, block_size=16, dtype=dtype,
+                        padding_tokens=1, seed=9))
+        assert prefilled == [37]  # the plain prefill; the one-token prompt is the kernel's
 
 
 def test_routing_uses_the_kernel_only_for_variants_that_beat_torch(monkeypatch):

@@ -117,21 +117,32 @@ def test_variant_selection_follows_the_cpu_flags(monkeypatch):
 @needs_native
 @pytest.mark.parametrize("variant", HOST_VARIANTS)
 def test_linear_routes_to_the_variant_only_up_to_its_measured_rows(variant, monkeypatch, fresh_kernels):
-    """Rule: with a variant forced, ``linear`` calls its C kernel for bf16 products of
-    up to ``MAX_ROWS[variant]`` rows and ``F.linear`` beyond (bit for bit); a variant
-    measured slower than torch (0 rows) never gets one."""
+    """Rule: with a variant forced, ``linear`` calls its C kernel for products of up
+    to ``max_rows(variant)`` rows in each dtype and ``F.linear`` beyond (bit for bit);
+    a variant measured slower than torch (0 rows) never gets one."""
     monkeypatch.setenv(native.ENV_VARIANT, variant)
     calls = []
     real_run = ops._run
     monkeypatch.setattr(ops, "_run", lambda *args: calls.append(args) or real_run(*args))
-    w = torch.randn(16, 64).bfloat16()
-    limit = ops.MAX_ROWS[variant]
-    if limit:
-        ops.linear(torch.randn(limit, 64).bfloat16(), w)
-        assert len(calls) == 1
-    above = torch.randn(limit + 1, 64).bfloat16()
-    assert torch.equal(ops.linear(above, w), F.linear(above, w))
-    assert len(calls) == (1 if limit else 0)
+    for dtype, limit in ops.max_rows(variant).items():
+        calls.clear()
+        w = torch.randn(16, 64).to(dtype)
+        if limit:
+            ops.linear(torch.randn(limit, 64).to(dtype), w)
+            assert len(calls) == 1
+        above = torch.randn(limit + 1, 64).to(dtype)
+        assert torch.equal(ops.linear(above, w), F.linear(above, w))
+        assert len(calls) == (1 if limit else 0)
+
+
+def test_amx_hosts_give_torch_the_bf16_products_of_many_rows(monkeypatch):
+    """Rule: where the CPU has AMX (torch's bf16 GEMM runs on it), bf16 products of
+    more than AMX_MAX_BF16_ROWS rows go to torch whatever the variant's own limit."""
+    monkeypatch.setattr(native, "isa_flags", lambda: ["amx_bf16", "avx512_bf16", "avx512f"])
+    assert ops.max_rows("avx512_bf16")[torch.bfloat16] == ops.AMX_MAX_BF16_ROWS
+    assert ops.max_rows("avx512_bf16")[torch.float16] == ops.MAX_ROWS["avx512_bf16"][torch.float16]
+    monkeypatch.setattr(native, "isa_flags", lambda: ["avx512_bf16", "avx512f"])
+    assert ops.max_rows("avx512_bf16") == ops.MAX_ROWS["avx512_bf16"]
 
 
 def test_linear_routes_fp32_and_large_batches_to_torch(monkeypatch):
@@ -144,7 +155,7 @@ def test_linear_routes_fp32_and_large_batches_to_torch(monkeypatch):
     w = torch.randn(16, 64)
     x = torch.randn(3, 64)
     assert torch.equal(ops.linear(x, w), F.linear(x, w))
-    big = torch.randn(max(ops.MAX_ROWS.values()) + 1, 64).bfloat16()
+    big = torch.randn(max(max(limits.values()) for limits in ops.MAX_ROWS.values()) + 1, 64).bfloat16()
     assert torch.equal(ops.linear(big, w.bfloat16()), F.linear(big, w.bfloat16()))
 
 
@@ -196,6 +207,6 @@ def test_engine_tokens_do_not_depend_on_the_variant(variant, monkeypatch):
     without = _greedy_tokens("bfloat16", 8)
     monkeypatch.setenv(native.ENV_SWITCH, "1")
     monkeypatch.setenv(native.ENV_VARIANT, variant)
-    monkeypatch.setitem(ops.MAX_ROWS, variant, 32)
+    monkeypatch.setattr(ops, "max_rows", lambda variant: {torch.bfloat16: 32, torch.float16: 32})
     monkeypatch.setattr(cpu_attn, "NATIVE_ATTENTION_VARIANTS", frozenset({variant}))
     assert _greedy_tokens("bfloat16", 8) == without

@@ -57,14 +57,22 @@ KV_CACHE_DTYPES = {"auto": None, "float32": torch.float32, "bfloat16": torch.bfl
 NATIVE_DTYPES = {torch.float32: 0, torch.bfloat16: 1, torch.float16: 2}
 _P, _I, _I64, _F = ctypes.c_void_p, ctypes.c_int, ctypes.c_int64, ctypes.c_float
 _NATIVE_ARGTYPES = [_P, _I64, _P, _I64, _P, _I64, _P, _I64, _P, _P, _P, _P, _I64, _I, _I, _I, _I, _I, _I,
-                    _I, _F, _I, _F, _I]
+                    _I, _F, _I, _F, _I, _I]
 
 
 #: The C kernel's variants (``native.selected_variant``) that beat this module's torch
-#: path on decode and on plain prefill (SDPA), measured by ``bench/attention.py``
+#: path on decode and chunked prefill, measured by ``bench/attention.py``
 #: (bench/README.md); on the others the torch path runs. NEON is not yet measured on
 #: Arm hardware.
 NATIVE_ATTENTION_VARIANTS = frozenset({"avx512_bf16", "avx512f", "avx2"})
+#: Those that also beat SDPA on plain prefills (measured on a Zen 5). On a CPU with
+#: AMX, SDPA's bf16 runs on it and wins, and on the Xeon measured its fp32 too.
+NATIVE_PREFILL_VARIANTS = frozenset({"avx512_bf16"})
+
+
+def prefills_in_kernel() -> bool:
+    """Whether the C kernel computes plain prefills too, or leaves them to SDPA."""
+    return native.selected_variant().name in NATIVE_PREFILL_VARIANTS and "amx_bf16" not in native.isa_flags()
 
 
 def native_kernel(variant: str | None = None):
@@ -185,21 +193,28 @@ class CpuAttentionImpl(AttentionImpl):
         table, starts, seq_lens = (_int32_rows(t) for t in (
             metadata.block_table, metadata.query_start_loc, metadata.seq_lens))
         # Plain prefills read the step's keys and values, as SDPA does in the torch path,
-        # where that path would (same dtype, no sliding window or soft cap).
-        new = None
+        # where that path would (same dtype, no sliding window or soft cap); where SDPA
+        # is the faster, it computes them after the kernel has computed the rest.
+        new, to_sdpa = None, []
         if (self.sliding_window is None and self.logits_soft_cap is None and kv_cache.dtype == query.dtype
                 and key.stride() == value.stride() and key.stride()[1:] == (self.head_size, 1)):
             new = key, value
+            if metadata.max_query_len > 1 and not prefills_in_kernel():
+                bounds, lens = metadata.query_start_loc.tolist(), metadata.seq_lens.tolist()
+                to_sdpa = [(bounds[r], bounds[r + 1]) for r, seq_len in enumerate(lens)
+                           if self._is_plain_prefill(bounds[r + 1] - bounds[r], seq_len, query, kv_cache)]
         status = kernel(
             query.data_ptr(), query.stride(0), output.data_ptr(), output.stride(0),
             kv_cache.data_ptr(), kv_cache.shape[1], table.data_ptr(), table.stride(0),
             starts.data_ptr(), seq_lens.data_ptr(), new and new[0].data_ptr(), new and new[1].data_ptr(),
             key.stride(0), seq_lens.shape[0], self.num_heads, self.num_kv_heads, self.head_size,
             kv_cache.shape[2], NATIVE_DTYPES[query.dtype], NATIVE_DTYPES[kv_cache.dtype], self.scale,
-            self.sliding_window or 0, self.logits_soft_cap or 0.0, torch.get_num_threads(),
+            self.sliding_window or 0, self.logits_soft_cap or 0.0, torch.get_num_threads(), int(bool(to_sdpa)),
         )
         if status != 0:
             raise RuntimeError(f"paged_attention C kernel failed (head size {self.head_size})")
+        for start, end in to_sdpa:
+            self._prefill(query[start:end], key[start:end], value[start:end], output[start:end])
 
     def _is_plain_prefill(self, query_len: int, seq_len: int, query, kv_cache) -> bool:
         """A request SDPA computes exactly: no earlier context, no sliding window or

@@ -40,7 +40,7 @@ int main(void) {
             const float scale = 1.f / sqrtf(D);
             if (paged_attention(q, HEADS * D, out, HEADS * D, cache, REQS * BLOCKS_PER_REQ, &table[0][0],
                                 BLOCKS_PER_REQ, query_start, seq_lens, NULL, NULL, 0, REQS, HEADS, KV_HEADS, D,
-                                BLOCK, dtype, dtype, scale, window, 0.f, 2)) return 2;
+                                BLOCK, dtype, dtype, scale, window, 0.f, 2, 0)) return 2;
             for (int r = 0; r < REQS; r++)
                 for (int t = 0; t < query_lens[r]; t++)
                     for (int h = 0; h < HEADS; h++) {

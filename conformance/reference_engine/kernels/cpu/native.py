@@ -16,7 +16,7 @@ first that ``/proc/cpuinfo`` says the host can execute is used;
 ``CONFORMANCE_CPU_KERNELS=<variant>`` (or ``library(name, variant)``) forces another
 one this host can execute, as the tests do to check each against torch. Whether a
 kernel is then called for a given shape is its caller's decision, per variant
-(``ops.MAX_ROWS``, ``cpu_attn.NATIVE_ATTENTION_VARIANTS``): only where that variant
+(``ops.max_rows``, ``cpu_attn.NATIVE_ATTENTION_VARIANTS``): only where that variant
 was measured faster than torch.
 
 A library is built with the system C compiler (``$CC``, else ``cc``) at ``-O3`` with
@@ -115,8 +115,9 @@ def selected_variant(name: str | None = None) -> Variant:
                      f"{[v.name for v in runnable]}")
 
 
+@functools.cache
 def isa_flags() -> list[str]:
-    """The host's CPU flags that decide the variants (and AMX), for benchmark headers."""
+    """The host's CPU flags that decide the variants and routes (AMX among them)."""
     flags = set(_cpu_flags().partition(":")[2].split())
     return sorted(f for f in flags if f.startswith(("avx512", "amx")) or f in {"avx2", "fma", "f16c", "asimd", "bf16"})
 

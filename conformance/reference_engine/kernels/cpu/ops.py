@@ -18,12 +18,30 @@ import torch.nn.functional as F
 
 from conformance.reference_engine.kernels.cpu import native
 
-#: Per variant, the most rows of x the C kernel takes: measured against ``F.linear``
-#: on the small preset's shapes by ``bench/linear.py`` (bench/README.md); beyond
-#: them torch's blocked GEMM wins. 0: torch at every size, as for the variants not
-#: yet measured on their hardware (NEON) and the portable one, which an AVX2 or
-#: AVX-512 torch outruns.
-MAX_ROWS = {"avx512_bf16": 32, "avx512f": 16, "avx2": 16, "neon": 0, "portable": 0}
+#: Per variant and dtype, the most rows of x the C kernel takes: where it was
+#: measured faster than ``F.linear`` on the small preset's shapes by
+#: ``bench/linear.py`` (bench/README.md). Beyond them torch's blocked GEMM wins; 0:
+#: torch at every size, as for NEON (not yet measured on Arm hardware) and the
+#: portable variant, which an AVX2 or AVX-512 torch outruns.
+MAX_ROWS = {
+    "avx512_bf16": {torch.bfloat16: 32, torch.float16: 16},
+    "avx512f": {torch.bfloat16: 4, torch.float16: 16},
+    "avx2": {torch.bfloat16: 4, torch.float16: 4},
+    "neon": {torch.bfloat16: 0, torch.float16: 0},
+    "portable": {torch.bfloat16: 0, torch.float16: 0},
+}
+#: Where the CPU has AMX, torch's bf16 GEMM runs on it and wins from 16 rows up
+#: (measured on a Xeon with AMX; the 32 above are a Zen 5's, which has none).
+AMX_MAX_BF16_ROWS = 4
+
+
+def max_rows(variant: str) -> dict[torch.dtype, int]:
+    """The most rows ``linear`` gives the C kernel of ``variant`` on this host, per dtype."""
+    limits = dict(MAX_ROWS[variant])
+    if "amx_bf16" in native.isa_flags():
+        limits[torch.bfloat16] = min(limits[torch.bfloat16], AMX_MAX_BF16_ROWS)
+    return limits
+
 
 _I64 = ctypes.c_int64
 _PTR = ctypes.c_void_p
@@ -44,12 +62,13 @@ def _kernels(variant: str | None = None) -> dict[torch.dtype, ctypes._CFuncPtr] 
 
 
 @functools.cache
-def _routed() -> tuple[dict[torch.dtype, ctypes._CFuncPtr], int]:
-    """The kernels ``linear`` calls and the most rows it gives them (0: none)."""
+def _routed() -> dict[torch.dtype, tuple[ctypes._CFuncPtr, int]]:
+    """Per dtype, the kernel ``linear`` calls and the most rows it gives it."""
     kernels = _kernels()
     if kernels is None:
-        return {}, 0
-    return kernels, MAX_ROWS[native.selected_variant().name]
+        return {}
+    limits = max_rows(native.selected_variant().name)
+    return {dtype: (kernel, limits[dtype]) for dtype, kernel in kernels.items() if limits[dtype]}
 
 
 def _run(kernel, x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
@@ -82,12 +101,11 @@ def native_linear(x: torch.Tensor, weight: torch.Tensor, variant: str | None = N
 def linear(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
     """``x @ weight.T``: the C kernel where it beats torch, else ``F.linear``."""
     # Called 33 times a decode step: the checks are the few that decide the route.
-    kernels, max_rows = _routed()
-    kernel = kernels.get(x.dtype)
+    kernel, rows = _routed().get(x.dtype, (None, 0))
     if (
         kernel is not None
         and weight.dtype == x.dtype
-        and x.numel() <= max_rows * x.shape[-1]
+        and x.numel() <= rows * x.shape[-1]
         and weight.is_contiguous()
     ):
         return _run(kernel, x, weight)

@@ -151,9 +151,17 @@ static void merge_partials(const Problem *p, const Unit *u, int h, float *partia
     }
 }
 
-/* Attention of every request's new tokens into output. new_keys/new_values (token
- * stride new_stride, in the cache's dtype) may be NULL: plain prefills then read the
- * cache too. Returns 0, or -1 when the head size (a multiple of HEAD_ALIGN up to
+/* The new tokens of request r that this call computes: none for a plain prefill
+ * (no earlier context) the caller computes itself, else all. */
+static int tokens_computed(const int32_t *query_start, const int32_t *seq_lens, int r, int skip_plain_prefills) {
+    const int qlen = query_start[r + 1] - query_start[r];
+    return skip_plain_prefills && qlen > 1 && seq_lens[r] == qlen ? 0 : qlen;
+}
+
+/* Attention of every request's new tokens into output, but for plain prefills when
+ * skip_plain_prefills is set (the caller then computes them: where SDPA is faster).
+ * new_keys/new_values (token stride new_stride, in the cache's dtype) may be NULL:
+ * plain prefills then read the cache too. Returns 0, or -1 when the head size (a multiple of HEAD_ALIGN up to
  * MAX_D) or memory is out of range. */
 int paged_attention(const void *query, int64_t q_stride, void *output, int64_t o_stride,
                     const void *kv_cache, int64_t num_blocks, const int32_t *block_table,
@@ -161,7 +169,7 @@ int paged_attention(const void *query, int64_t q_stride, void *output, int64_t o
                     const void *new_keys, const void *new_values, int64_t new_stride,
                     int num_reqs, int heads, int kv_heads, int d,
                     int block_size, int q_dtype, int kv_dtype, float scale, int window,
-                    float soft_cap, int num_threads) {
+                    float soft_cap, int num_threads, int skip_plain_prefills) {
     if (d > MAX_D || d <= 0 || d % HEAD_ALIGN || kv_heads <= 0 || heads % kv_heads) return -1;
     const int esize = kv_dtype == DT_F32 ? 4 : 2, group = heads / kv_heads;
     const int64_t row_stride = (int64_t)kv_heads * d;
@@ -183,7 +191,7 @@ int paged_attention(const void *query, int64_t q_stride, void *output, int64_t o
     const int slices = (group + ng - 1) / ng;
     int num_units = 0;
     for (int r = 0; r < num_reqs; r++) {
-        const int qlen = query_start[r + 1] - query_start[r];
+        const int qlen = tokens_computed(query_start, seq_lens, r, skip_plain_prefills);
         num_units += slices * ((qlen + tokens_per_unit - 1) / tokens_per_unit);
     }
     Unit *units = malloc(sizeof(Unit) * (num_units ? num_units : 1));
@@ -191,7 +199,8 @@ int paged_attention(const void *query, int64_t q_stride, void *output, int64_t o
     int64_t total_keys = 0;
     int n = 0;
     for (int r = 0; r < num_reqs; r++) {
-        const int qlen = query_start[r + 1] - query_start[r], context = seq_lens[r] - qlen;
+        const int qlen = tokens_computed(query_start, seq_lens, r, skip_plain_prefills);
+        const int context = seq_lens[r] - qlen;
         for (int tok0 = 0; tok0 < qlen; tok0 += tokens_per_unit) {
             const int ntok = qlen - tok0 < tokens_per_unit ? qlen - tok0 : tokens_per_unit;
             /* Keys before the first row's window, or after the last row, are never seen. */
