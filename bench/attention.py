@@ -12,7 +12,9 @@ as a share of it.
     python bench/attention.py --platform cuda --decode-seqs 128 --context 8192
 
 ``--platform`` benchmarks the backend that platform selects (``cpu``: the C/torch
-CPU backend; ``cuda``: the Triton backend) on its device. On a GPU the default decode
+CPU backend; ``cuda``: the Triton backend) on its device. On ``cpu`` the backend is
+timed on the C kernel of each ``--variants`` (default: every variant this host
+executes, whether or not the backend routes to it here) and on its torch path. On a GPU the default decode
 problem (67 MB of fp32 KV) is read in microseconds, so pass a larger one.
 
 The box may be shared and noisy: figures are medians over repeats; rerun if they
@@ -22,6 +24,8 @@ look disturbed.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 
 import torch
 import torch.nn.functional as F
@@ -41,7 +45,31 @@ from conformance.performance.attention import (
     median_seconds,
     paged_problem,
 )
+from conformance.reference_engine.attention import cpu_attn
+from conformance.reference_engine.kernels.cpu import native
 from conformance.reference_engine.platforms import resolve_platform
+
+#: The cpu backend's torch path, in --variants.
+TORCH_PATH = "torch"
+
+
+@contextlib.contextmanager
+def cpu_kernels(variant: str):
+    """The cpu backend on the C kernel of ``variant`` (plain prefills included), routed
+    there or not, or on its torch path (``TORCH_PATH``)."""
+    saved_env, saved_routes = dict(os.environ), (cpu_attn.NATIVE_ATTENTION_VARIANTS, cpu_attn.prefills_in_kernel)
+    if variant == TORCH_PATH:
+        os.environ[native.ENV_SWITCH] = "0"
+    else:
+        os.environ[native.ENV_VARIANT] = variant
+        cpu_attn.NATIVE_ATTENTION_VARIANTS = frozenset({variant})
+        cpu_attn.prefills_in_kernel = lambda: True
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved_env)
+        cpu_attn.NATIVE_ATTENTION_VARIANTS, cpu_attn.prefills_in_kernel = saved_routes
 
 
 def memory_read_bandwidth(device, repeats: int, synchronize) -> float:
@@ -64,11 +92,15 @@ def main() -> None:
     parser.add_argument("--platform", default="cpu", help="platform whose attention backend is timed")
     parser.add_argument("--decode-seqs", type=int, default=DECODE_SEQS)
     parser.add_argument("--context", type=int, default=DECODE_CONTEXT, help="decode context length")
+    parser.add_argument("--variants", nargs="+", help="cpu: C kernel variants to time, and/or 'torch' "
+                        "(default: every variant this host executes, then torch)")
     parser.add_argument("--prefill-tokens", type=int, default=PREFILL_TOKENS)
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
     platform = resolve_platform(args.platform)
+    on_cpu = platform.device_type == "cpu"
+    variants = (args.variants or [v.name for v in native.host_variants()] + [TORCH_PATH]) if on_cpu else [None]
     with torch.inference_mode():
         device, sync = platform.torch_device(), platform.synchronize
         bandwidth = memory_read_bandwidth(device, args.repeats, sync)
@@ -76,21 +108,30 @@ def main() -> None:
         for dtype in (torch.float32, torch.bfloat16):
             name = str(dtype).removeprefix("torch.")
             backend = attention_backend(platform, dtype)
-            label = f"{backend.get_name()} (paged)"
             seq_len = args.context + 1
             kv_bytes = decode_kv_bytes(args.decode_seqs, args.context, dtype)
-            ours = decode_seconds(platform, backend, dtype, args.decode_seqs, args.context, args.repeats)
-            sdpa = median_seconds(sdpa_step(device, args.decode_seqs, 1, seq_len, dtype, causal=False),
-                                  args.repeats, sync)
-            for impl, seconds in ((label, ours), ("sdpa (dense)", sdpa)):
-                rows.append([f"decode {name}", impl, seconds * 1e3, kv_bytes / seconds / 1e9,
-                             100 * kv_bytes / seconds / bandwidth, sdpa / seconds])
             prefill = paged_problem(backend, device, 1, 0, args.prefill_tokens, dtype)
-            ours = median_seconds(backend_step(backend, prefill), args.repeats, sync)
-            sdpa = median_seconds(sdpa_step(device, 1, args.prefill_tokens, args.prefill_tokens, dtype, causal=True),
-                                  args.repeats, sync)
-            for impl, seconds in ((label, ours), ("sdpa (dense)", sdpa)):
-                rows.append([f"prefill {name}", impl, seconds * 1e3, None, None, sdpa / seconds])
+            sdpa_decode = median_seconds(sdpa_step(device, args.decode_seqs, 1, seq_len, dtype, causal=False),
+                                         args.repeats, sync)
+            sdpa_prefill = median_seconds(sdpa_step(device, 1, args.prefill_tokens, args.prefill_tokens, dtype,
+                                                    causal=True), args.repeats, sync)
+            decodes, prefills = [], []
+            for variant in variants:
+                with cpu_kernels(variant) if variant else contextlib.nullcontext():
+                    label = f"{backend.get_name()} (paged{', ' + variant if variant else ''})"
+                    decodes.append((label, decode_seconds(platform, backend, dtype, args.decode_seqs, args.context,
+                                                          args.repeats)))
+                    prefills.append((label, median_seconds(backend_step(backend, prefill), args.repeats, sync)))
+            for impl, seconds in (*decodes, ("sdpa (dense)", sdpa_decode)):
+                rows.append([f"decode {name}", impl, seconds * 1e3, kv_bytes / seconds / 1e9,
+                             100 * kv_bytes / seconds / bandwidth, sdpa_decode / seconds])
+            for impl, seconds in (*prefills, ("sdpa (dense)", sdpa_prefill)):
+                rows.append([f"prefill {name}", impl, seconds * 1e3, None, None, sdpa_prefill / seconds])
+    if on_cpu:
+        routed = native.describe() in cpu_attn.NATIVE_ATTENTION_VARIANTS
+        print(f"C kernels by default: {native.describe()} (the backend routes decode and chunked prefill to "
+              f"{'C' if routed else 'torch'}, plain prefill to {'C' if routed and cpu_attn.prefills_in_kernel() else 'SDPA'}"
+              f"); CPU flags: {' '.join(native.isa_flags())}")
     print(f"device: {platform.get_device_name()}; decode {args.decode_seqs} x {args.context}, "
           f"prefill {args.prefill_tokens}; memory-read bandwidth (sum of 512 MiB, median): "
           f"{bandwidth / 1e9:.1f} GB/s; torch threads: {torch.get_num_threads()}; repeats: {args.repeats}")

@@ -7,7 +7,9 @@ same process, one after the other, on the platform's device:
   (b) 16 requests, prompts of 16..256 tokens, 128 new tokens each.
 
 Every figure is the median of ``--repeats`` timed runs after one warm-up. Run:
-``python bench/throughput.py [--model small] [--dtypes bfloat16 float32] [--repeats 3]``.
+``python bench/throughput.py [--model small] [--dtypes bfloat16 float32] [--repeats 3]``;
+on the cpu platform ``CONFORMANCE_CPU_KERNELS=<variant>`` runs another C kernel
+variant than this host's best (the header names the one in use and its routing).
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ import torch
 
 from conformance.performance.throughput import NEW_TOKENS, engine_generate, median_rates, workloads
 from conformance.reference_engine import LLM
+from conformance.reference_engine.attention import cpu_attn
+from conformance.reference_engine.kernels.cpu import native, ops
 from conformance.reference_engine.models.config import get_model_config, to_hf_config
 from conformance.reference_engine.models.loader import random_weights
 from conformance.reference_engine.platforms import resolve_platform
@@ -64,6 +68,14 @@ def main() -> None:
     print(f"device: {PLATFORM.get_device_name()}, torch {torch.__version__}, "
           f"threads {torch.get_num_threads()}, median of {args.repeats}, "
           f"load average at start {os.getloadavg()[0]:.1f}")
+    if PLATFORM.device_type == "cpu":
+        variant = native.describe()
+        rows = ops.max_rows(variant) if variant in ops.MAX_ROWS else {}
+        routed = variant in cpu_attn.NATIVE_ATTENTION_VARIANTS
+        print(f"C kernels: {variant} (linear: up to {rows.get(torch.bfloat16, 0)} bf16 rows, "
+              f"{rows.get(torch.float16, 0)} fp16 rows; attention: {'C' if routed else 'torch'}, plain "
+              f"prefills {'C' if routed and cpu_attn.prefills_in_kernel() else 'SDPA'}); "
+              f"CPU flags: {' '.join(native.isa_flags())}")
     print(f"{'dtype':9} {'load':4} {'engine tok/s':>12} {'HF tok/s':>9} {'ratio':>6}")
     for dtype in args.dtypes:
         llm = LLM(model=args.model, dtype=dtype, max_model_len=512, max_num_seqs=16,
