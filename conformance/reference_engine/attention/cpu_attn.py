@@ -61,10 +61,10 @@ _NATIVE_ARGTYPES = [_P, _I64, _P, _I64, _P, _I64, _P, _I64, _P, _P, _P, _P, _I64
 
 
 #: The C kernel's variants (``native.selected_variant``) that beat this module's torch
-#: path on decode and chunked prefill, measured by ``bench/attention.py``
-#: (bench/README.md); on the others the torch path runs. NEON is not yet measured on
-#: Arm hardware.
-NATIVE_ATTENTION_VARIANTS = frozenset({"avx512_bf16", "avx512f", "avx2"})
+#: path on decode, measured by ``bench/attention.py`` (bench/README.md): the portable
+#: one too (vectorised by the compiler), though not on plain prefills (below); on the
+#: others the torch path runs. NEON is not yet measured on Arm hardware.
+NATIVE_ATTENTION_VARIANTS = frozenset({"avx512_bf16", "avx512f", "avx2", "portable"})
 #: Those that also beat SDPA on plain prefills (measured on a Zen 5). On a CPU with
 #: AMX, SDPA's bf16 runs on it and wins, and on the Xeon measured its fp32 too.
 NATIVE_PREFILL_VARIANTS = frozenset({"avx512_bf16"})
