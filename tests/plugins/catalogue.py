@@ -183,30 +183,30 @@ BROKEN.update({
         "kit_test_plugins.attention:NoCausalMaskPlatform.plugin", "attention",
         # Every batch with a multi-token request, except the near-uniform fp16 one.
         {"attention.forward.prefill", "attention.forward.mixed", "attention.forward.output_in_place",
-         "attention.features.logits_soft_cap", "attention.features.sliding_window"}),
+         "attention.features.logits_soft_cap", "attention.features.sliding_window", "attention.forward.successive_calls"}),
     "attention_unscaled_softmax": (
         "kit_test_plugins.attention:UnscaledSoftmaxPlatform.plugin", "attention",
         # Every output check, except the near-uniform fp16 one, where scale barely matters.
         {"attention.forward.prefill", "attention.forward.decode", "attention.forward.mixed",
          "attention.forward.output_in_place", "attention.features.logits_soft_cap",
-         "attention.features.sliding_window"}),
+         "attention.features.sliding_window", "attention.forward.successive_calls"}),
     "attention_modulo_gqa": (
         "kit_test_plugins.attention:ModuloGqaPlatform.plugin", "attention",
         # Every output check drawing 2 KV heads with 2+ query heads each (the fixed
         # cases use one KV head, where modulo and division agree).
-        {"attention.forward.prefill", "attention.forward.decode", "attention.forward.mixed", "attention.features.logits_soft_cap", "attention.features.sliding_window"}),
+        {"attention.forward.prefill", "attention.forward.decode", "attention.forward.mixed", "attention.features.logits_soft_cap", "attention.features.sliding_window", "attention.forward.successive_calls"}),
     "attention_first_block_decode": (
         "kit_test_plugins.attention:FirstBlockDecodePlatform.plugin", "attention",
         # Every output check with a decode past the first block.
         {"attention.forward.decode", "attention.forward.mixed", "attention.numerics.fp16_long_context",
-         "attention.features.logits_soft_cap", "attention.features.sliding_window"}),
+         "attention.features.logits_soft_cap", "attention.features.sliding_window", "attention.forward.successive_calls"}),
     "attention_off_by_one_slot": (
         "kit_test_plugins.attention:OffByOneSlotPlatform.plugin", "attention",
         # Cache writes, and every output that reads a new token back from the cache
         # (a plain prefill reads its own keys and values, not the cache).
         {"attention.kv_cache.write", "attention.forward.decode",
          "attention.forward.mixed", "attention.forward.output_in_place",
-         "attention.numerics.fp16_long_context", "attention.features.logits_soft_cap", "attention.features.sliding_window"}),
+         "attention.numerics.fp16_long_context", "attention.features.logits_soft_cap", "attention.features.sliding_window", "attention.forward.successive_calls"}),
     "attention_query_scaled_in_place": (
         "kit_test_plugins.attention:QueryScaledInPlacePlatform.plugin", "attention",
         # Its outputs are right: the oracle sees the query as it was given.
@@ -226,7 +226,7 @@ BROKEN.update({
         # Cache writes, and every output that reads a new token back from the cache
         # (a plain prefill reads its own keys and values, not the cache).
         {"attention.kv_cache.write", "attention.forward.decode", "attention.forward.mixed",
-         "attention.forward.output_in_place", "attention.numerics.fp16_long_context", "attention.features.logits_soft_cap", "attention.features.sliding_window"}),
+         "attention.forward.output_in_place", "attention.numerics.fp16_long_context", "attention.features.logits_soft_cap", "attention.features.sliding_window", "attention.forward.successive_calls"}),
 })
 
 #: Broken workers (suite "worker"): each the generic Worker with one bug.
@@ -315,7 +315,7 @@ BROKEN.update({
          "attention.forward.decode", "attention.forward.mixed", "attention.forward.inputs_unchanged",
          "attention.forward.output_in_place", "attention.features.sliding_window",
          "attention.features.logits_soft_cap", "attention.numerics.deterministic",
-         "attention.numerics.fp16_long_context"},
+         "attention.numerics.fp16_long_context", "attention.forward.successive_calls"},
     ),
     "worker_drifted_signature": (
         "kit_test_plugins.worker:DriftedSignatureWorkerPlatform.plugin", "worker",
