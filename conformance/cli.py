@@ -102,6 +102,7 @@ def verify(args: argparse.Namespace) -> int:
 
 def plugins(args: argparse.Namespace) -> int:
     from conformance.contract.discovery import PlatformPluginError, installed_plugins, load_platform
+    from conformance.reference_engine.kernels.cpu import native
 
     for entry in installed_plugins().values():
         try:
@@ -110,6 +111,8 @@ def plugins(args: argparse.Namespace) -> int:
         except PlatformPluginError as exc:
             status = f"not usable: {exc}"
         print(f"{entry.describe()}  {status}")
+    # The reference every plugin is compared with runs at this host's speed only.
+    print(f"cpu platform's C kernel variant on this host: {native.describe()}")
     return 0
 
 

@@ -47,8 +47,10 @@ def test_verify_reports_the_worst_of_several_records(tmp_path, capsys):
 
 
 def test_plugins_lists_usable_and_unusable(capsys):
-    """``conformance plugins`` lists every installed plugin and whether it is usable."""
+    """``conformance plugins`` lists every installed plugin and whether it is usable,
+    and names the C kernel variant the cpu platform runs here."""
     assert main(["plugins"]) == 0
     out = capsys.readouterr().out
+    assert "cpu platform's C kernel variant on this host: " in out
     assert "cpu [conformance 0.1.0]  usable" in out
     assert "cuda [conformance 0.1.0]  not usable" in out or "cuda [conformance 0.1.0]  usable" in out
