@@ -100,6 +100,10 @@ class AttentionImpl(abc.ABC):
         engine's layers read them again (the residual path, the next layer's norm).
         One impl serves every step of its layer, so a call's result depends on its
         own arguments only, never on a plan or buffer kept from an earlier call.
+        Cache slots no request owns (the unused tail of a request's last block, and
+        blocks of no request) may hold anything, NaN included, and the result must not
+        depend on them, unless the platform declares ``zeroed_cache_blocks``: the
+        engine then zeroes each block before a request first uses it.
         """
 
 

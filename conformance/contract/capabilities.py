@@ -15,8 +15,11 @@ import torch
 
 #: Optional features a platform may declare. Anything else in ``features`` is an error:
 #: a typo must not silently turn a feature's tests into ``not_supported``.
+#: ``zeroed_cache_blocks``: the attention backend reads the unused tail of a partial
+#: block (a kernel that computes whole blocks and masks by multiplying), so the engine
+#: must zero every block before a request first uses it.
 KNOWN_FEATURES = frozenset(
-    {"sliding_window", "logits_soft_cap", "tensor_parallel"}
+    {"sliding_window", "logits_soft_cap", "tensor_parallel", "zeroed_cache_blocks"}
 )
 
 #: KV-cache dtype names the kit knows; ``"auto"`` means "same as the model dtype".

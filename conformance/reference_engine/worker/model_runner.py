@@ -110,7 +110,19 @@ class ModelRunner:
     def _to_device(self, t: torch.Tensor) -> torch.Tensor:
         return t.to(self.device, non_blocking=True)
 
+    def zero_new_blocks(self, so: SchedulerOutput) -> None:
+        """Zero, in every layer's cache, the blocks no computed token of their request
+        lives in yet: a freed block comes back holding its last request's keys."""
+        bs = self.config.block_size
+        new = [b for r in so.requests for b in r.block_table[-(-r.num_computed_tokens // bs):]]
+        if new:
+            blocks = torch.tensor(new, device=self.device)
+            for attn in self.model.attention_layers():
+                attn.kv_cache[:, blocks] = 0
+
     def execute_model(self, so: SchedulerOutput) -> ModelRunnerOutput:
+        if self.config.platform.capabilities.supports("zeroed_cache_blocks"):
+            self.zero_new_blocks(so)
         input_ids, positions, metadata, logits_indices = self.prepare_inputs(so)
         hidden_states = self.model(input_ids, positions, metadata)
         sampling = [r for r in so.requests if r.sample]
