@@ -42,6 +42,16 @@ def test_correct_plugins_pass_everything(run_kit, name):
     assert run.contracts_with(*FAILING) == set()
 
 
+@pytest.mark.parametrize("name", sorted(catalogue.GOOD_IN_SUITES))
+def test_correct_plugins_pass_their_suites(run_kit, name):
+    """A correct plugin that differs from ``cpu`` in a few suites passes every
+    contract of those (what it does not need is not_supported, never a failure)."""
+    _, suites = catalogue.GOOD_IN_SUITES[name]
+    run = run_kit(f"--platform={name}", f"--suite={suites}", "-q", "--conformance-record=run.record.json")
+    assert run.returncode == 0, run.output
+    assert run.contracts_with(*FAILING) == set()
+
+
 @pytest.mark.parametrize("name", sorted(catalogue.INTERPRETED))
 def test_triton_backend_passes_under_the_interpreter(run_kit, kit_env, name):
     """The cuda platform's Triton backend, on CPU tensors under TRITON_INTERPRET=1,

@@ -13,7 +13,7 @@ from __future__ import annotations
 _FORWARD = (
     "attention.forward.prefill", "attention.forward.decode", "attention.forward.mixed",
     "attention.forward.output_in_place", "attention.forward.inputs_unchanged",
-    "attention.forward.successive_calls",
+    "attention.forward.successive_calls", "attention.kv_cache.unowned_slots",
     "attention.kv_cache.write", "attention.numerics.deterministic",
     "attention.numerics.fp16_long_context", "attention.features.sliding_window",
     "attention.features.logits_soft_cap",

@@ -13,6 +13,12 @@ GOOD = {
     "narrow_block128": "kit_test_plugins.narrow:NarrowBlock128Platform.plugin",
 }
 
+#: Correct plugins whose only difference from ``cpu`` is in these suites: run on them alone.
+GOOD_IN_SUITES = {
+    "zeroed_tail_reading": ("kit_test_plugins.attention:ZeroedTailReadingPlatform.plugin",
+                            "attention,engine"),
+}
+
 #: Broken plugins: entry point, the suite that must catch it, and exactly the
 #: contracts that suite must fail.
 BROKEN = {
@@ -215,6 +221,9 @@ BROKEN.update({
         "kit_test_plugins.attention:StalePlanPlatform.plugin", "attention",
         # Every other test builds one impl per batch; only a kept impl replays a plan.
         {"attention.forward.successive_calls"}),
+    "attention_tail_reading": (
+        "kit_test_plugins.attention:TailReadingPlatform.plugin", "attention",
+        {"attention.kv_cache.unowned_slots"}),
     "attention_ignored_sliding_window": (
         "kit_test_plugins.attention:IgnoredSlidingWindowPlatform.plugin", "attention",
         {"attention.features.sliding_window"}),
@@ -315,7 +324,8 @@ BROKEN.update({
          "attention.forward.decode", "attention.forward.mixed", "attention.forward.inputs_unchanged",
          "attention.forward.output_in_place", "attention.features.sliding_window",
          "attention.features.logits_soft_cap", "attention.numerics.deterministic",
-         "attention.numerics.fp16_long_context", "attention.forward.successive_calls"},
+         "attention.numerics.fp16_long_context", "attention.forward.successive_calls",
+         "attention.kv_cache.unowned_slots"},
     ),
     "worker_drifted_signature": (
         "kit_test_plugins.worker:DriftedSignatureWorkerPlatform.plugin", "worker",
@@ -370,6 +380,7 @@ def write_distribution(site: Path, name: str, version: str, entry_points: dict[s
 
 def all_entry_points() -> dict[str, str]:
     entries = dict(GOOD)
+    entries.update({name: target for name, (target, _) in GOOD_IN_SUITES.items()})
     entries.update({name: target for name, (target, _, _) in BROKEN.items()})
     entries.update({name: target for name, (target, _) in UNLOADABLE.items()})
     entries.update(HANGING)

@@ -140,11 +140,14 @@ class Batch:
         return torch.full_like(self.query, float("nan"))
 
 
-def build_batch(spec: BatchSpec, backend: type[AttentionBackend], device: torch.device) -> Batch:
+def build_batch(spec: BatchSpec, backend: type[AttentionBackend], device: torch.device,
+                unused_tails: float = 0.0) -> Batch:
     """The tensors of ``spec``: each request's blocks are shuffled, non-contiguous ids
     of one cache; its context is already in the cache (as earlier steps left it),
-    every slot no request owns holds NaN, and the batch ends with padding tokens
-    whose slot is -1."""
+    the slots of its new tokens and every block no request owns hold NaN, the unused
+    tail of each request's last block holds ``unused_tails`` (zero, as an engine
+    that zeroes new blocks leaves it; ``attention.kv_cache.unowned_slots`` makes it
+    NaN), and the batch ends with padding tokens whose slot is -1."""
     exercised(head_sizes=spec.head_size, block_sizes=spec.block_size, dtypes=spec.dtype,
               kv_cache_dtypes=spec.selector.kv_cache_dtype)
     gen = torch.Generator().manual_seed(spec.seed)
@@ -168,6 +171,9 @@ def build_batch(spec: BatchSpec, backend: type[AttentionBackend], device: torch.
 
     shape = backend.get_kv_cache_shape(num_blocks, bs, kv_heads, head)
     kv_cache = torch.full(shape, float("nan"), dtype=spec.dtype)
+    for r, length in enumerate(seq_lens):
+        tail = torch.tensor([slot(r, p) for p in range(length, blocks_per_req[r] * bs)], dtype=torch.long)
+        kv_cache.view(2, -1, kv_heads, head)[:, tail] = unused_tails
     for r, context in enumerate(spec.context_lens):
         slots = torch.tensor([slot(r, p) for p in range(context)], dtype=torch.long)
         kv_cache[0].view(-1, kv_heads, head)[slots] = rand(context, kv_heads, 2.0)
@@ -261,9 +267,10 @@ def check_against_oracle(platform, platform_name: str, spec: BatchSpec, contract
     compare_with_oracle(platform, spec, contract)
 
 
-def compare_with_oracle(platform, spec: BatchSpec, contract: str) -> None:
-    """``check_against_oracle`` without the reproducer (``check_each`` names the batch)."""
+def compare_with_oracle(platform, spec: BatchSpec, contract: str, **build) -> None:
+    """``check_against_oracle`` without the reproducer (``check_each`` names the batch);
+    ``build`` goes to ``build_batch``."""
     backend = backend_for(platform, spec.selector)
-    batch = build_batch(spec, backend, platform.torch_device())
+    batch = build_batch(spec, backend, platform.torch_device(), **build)
     output, _ = run_backend(backend, batch)
     assert_close_to_oracle(output, run_oracle(batch), spec.dtype, contract, spec.value_scale)

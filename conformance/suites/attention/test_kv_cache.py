@@ -18,6 +18,8 @@ from conformance.suites.attention.strategies import (
     note_reproducer,
     run_backend,
 )
+from conformance.suites.attention.tolerances import assert_close_to_oracle
+from conformance.suites.support import not_supported
 
 
 @pytest.mark.contract("attention.kv_cache.write")
@@ -30,6 +32,36 @@ def test_new_keys_and_values_land_in_their_slots(platform, platform_name, capabi
     spec = data.draw(batch_specs(capabilities))
     note_reproducer(spec, platform_name, "attention.kv_cache.write")
     _check_cache_writes(platform, spec)
+
+
+@pytest.mark.contract("attention.kv_cache.unowned_slots")
+def test_output_ignores_unowned_slots(platform, capabilities):
+    """The output does not depend on slots no request owns: with NaN in the unused
+    tail of every request's last block it is what it is with zeros there, within the
+    dtype's tolerance. A backend that needs those tails zeroed declares
+    ``zeroed_cache_blocks`` (and the engine zeroes each block it hands out); the other
+    Attention tests leave the tails zero, so such a backend fails here only."""
+    if capabilities.supports("zeroed_cache_blocks"):
+        not_supported("declares zeroed_cache_blocks: the engine zeroes every block before "
+                      "a request first uses it")
+
+    def check(spec):
+        backend = backend_for(platform, spec.selector)
+        zeroed, poisoned = (run_backend(backend, build_batch(spec, backend, platform.torch_device(), tails))[0]
+                            for tails in (0.0, float("nan")))
+        # Where the zeroed run is not finite the forward contracts fail; nothing to judge here.
+        judged = zeroed.isfinite()
+        try:
+            assert_close_to_oracle(poisoned.where(judged, 0), zeroed.where(judged, 0).double(), spec.dtype,
+                                   "attention.kv_cache.unowned_slots")
+        except AssertionError as failure:
+            raise AssertionError(f"with NaN in the unused tails of partial blocks the output is not what "
+                                 f"it is with zeros there (the 'oracle' below): the backend reads slots "
+                                 f"no request owns; declare zeroed_cache_blocks if it needs them "
+                                 f"zeroed\n  {failure}") from None
+
+    check_each(covering_specs(capabilities, ("prefill", "chunked", "decode")), check,
+               "attention.kv_cache.unowned_slots")
 
 
 @pytest.mark.contract("attention.kv_cache.write")

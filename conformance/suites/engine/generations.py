@@ -80,6 +80,9 @@ class Generations:
         # On every use, not only the first: each test that judges a run exercised it.
         exercised(head_sizes=get_model_config(self.model).head_size, block_sizes=block_size,
                   dtypes=dtype, kv_cache_dtypes="auto")
+        if self.platform.capabilities.supports("zeroed_cache_blocks"):
+            # The engine zeroes each new block for it: generation is where that shows.
+            exercised(features="zeroed_cache_blocks")
 
     def _cached(self, key, make):
         if key not in self._cache:

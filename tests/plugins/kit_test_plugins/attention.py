@@ -152,6 +152,18 @@ class StalePlanImpl(CpuAttentionImpl):
         super().attend(query, key, value, kv_cache, replayed, output)
 
 
+class TailReadingImpl(CpuAttentionImpl):
+    """Computes over whole blocks and masks the unused tail of each last block by
+    multiplying it by zero, which keeps a NaN: right only where tails are zeroed."""
+
+    def attend(self, query, key, value, kv_cache, metadata, output):
+        super().attend(query, key, value, kv_cache, metadata, output)
+        block_size = kv_cache.shape[2]
+        masked = [(0 * kv_cache[:, metadata.block_table[r, n // block_size], n % block_size:]).sum()
+                  for r, n in enumerate(metadata.seq_lens.tolist()) if n % block_size]
+        output[: metadata.num_actual_tokens] += sum(masked, torch.zeros((), dtype=output.dtype))
+
+
 NoCausalMaskBackend, NoCausalMaskPlatform = _broken(NoCausalMaskImpl)
 QueryScaledInPlaceBackend, QueryScaledInPlacePlatform = _broken(QueryScaledInPlaceImpl)
 UnscaledSoftmaxBackend, UnscaledSoftmaxPlatform = _broken(UnscaledSoftmaxImpl)
@@ -162,6 +174,16 @@ IgnoredSlidingWindowBackend, IgnoredSlidingWindowPlatform = _broken(IgnoredSlidi
 Fp16AccumulationBackend, Fp16AccumulationPlatform = _broken(Fp16AccumulationImpl)
 UnwrittenCacheBackend, UnwrittenCachePlatform = _broken(UnwrittenCacheImpl)
 StalePlanBackend, StalePlanPlatform = _broken(StalePlanImpl)
+TailReadingBackend, TailReadingPlatform = _broken(TailReadingImpl)
+
+
+class ZeroedTailReadingPlatform(TailReadingPlatform):
+    """The tail-reading backend, honestly declared: correct, since the engine zeroes
+    each block before a request first uses it."""
+
+    capabilities = dataclasses.replace(
+        TailReadingPlatform.capabilities,
+        features=TailReadingPlatform.capabilities.features | {"zeroed_cache_blocks"})
 
 
 class AcceptingEverythingBackend(CpuAttentionBackend):
