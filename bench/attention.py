@@ -46,7 +46,7 @@ from conformance.performance.attention import (
     paged_problem,
 )
 from conformance.reference_engine.attention import cpu_attn
-from conformance.reference_engine.kernels.cpu import native
+from conformance.reference_engine.kernels.cpu import native, ops
 from conformance.reference_engine.platforms import resolve_platform
 
 #: The cpu backend's torch path, in --variants.
@@ -131,7 +131,7 @@ def main() -> None:
         routed = native.describe() in cpu_attn.NATIVE_ATTENTION_VARIANTS
         print(f"C kernels by default: {native.describe()} (the backend routes decode and chunked prefill to "
               f"{'C' if routed else 'torch'}, plain prefill to {'C' if routed and cpu_attn.prefills_in_kernel() else 'SDPA'}"
-              f"); CPU flags: {' '.join(native.isa_flags())}")
+              f"); CPU flags: {' '.join(native.isa_flags())}; {ops.describe_torch()}")
     print(f"device: {platform.get_device_name()}; decode {args.decode_seqs} x {args.context}, "
           f"prefill {args.prefill_tokens}; memory-read bandwidth (sum of 512 MiB, median): "
           f"{bandwidth / 1e9:.1f} GB/s; torch threads: {torch.get_num_threads()}; repeats: {args.repeats}")

@@ -65,7 +65,7 @@ def main() -> None:
         torch.set_num_threads(args.threads)
     print(f"device: {CpuPlatform.get_device_name()}; C kernels by default: {native.describe()}; "
           f"CPU flags: {' '.join(native.isa_flags())}; "
-          f"torch {torch.__version__} ({torch.backends.cpu.get_cpu_capability()}), "
+          f"{ops.describe_torch()}, "
           f"threads {torch.get_num_threads()}; median of {args.repeats}; "
           f"load average at start {os.getloadavg()[0]:.1f}")
     table = []

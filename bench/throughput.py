@@ -75,7 +75,7 @@ def main() -> None:
         print(f"C kernels: {variant} (linear: up to {rows.get(torch.bfloat16, 0)} bf16 rows, "
               f"{rows.get(torch.float16, 0)} fp16 rows; attention: {'C' if routed else 'torch'}, plain "
               f"prefills {'C' if routed and cpu_attn.prefills_in_kernel() else 'SDPA'}); "
-              f"CPU flags: {' '.join(native.isa_flags())}")
+              f"CPU flags: {' '.join(native.isa_flags())}; {ops.describe_torch()}")
     print(f"{'dtype':9} {'load':4} {'engine tok/s':>12} {'HF tok/s':>9} {'ratio':>6}")
     for dtype in args.dtypes:
         llm = LLM(model=args.model, dtype=dtype, max_model_len=512, max_num_seqs=16,

@@ -141,8 +141,27 @@ def test_amx_hosts_give_torch_the_bf16_products_of_many_rows(monkeypatch):
     monkeypatch.setattr(native, "isa_flags", lambda: ["amx_bf16", "avx512_bf16", "avx512f"])
     assert ops.max_rows("avx512_bf16")[torch.bfloat16] == ops.AMX_MAX_BF16_ROWS
     assert ops.max_rows("avx512_bf16")[torch.float16] == ops.MAX_ROWS["avx512_bf16"][torch.float16]
-    monkeypatch.setattr(native, "isa_flags", lambda: ["avx512_bf16", "avx512f"])
+    monkeypatch.setattr(native, "isa_flags", lambda: ["avx512_bf16", "avx512bw", "avx512f"])
     assert ops.max_rows("avx512_bf16") == ops.MAX_ROWS["avx512_bf16"]
+
+
+def test_beside_an_avx2_torch_the_avx2_and_portable_kernels_take_more_rows(monkeypatch):
+    """Rule: where torch's oneDNN has no AVX-512 (an AVX2-only CPU, or one capped by
+    ONEDNN_MAX_CPU_ISA), the avx2 and portable kernels get the rows measured against
+    that torch; beside an AVX-512 torch, the fewer measured against it."""
+    monkeypatch.setattr(native, "isa_flags", lambda: ["avx2", "f16c", "fma"])
+    assert ops.torch_gemm_isa() == "avx2"
+    assert ops.max_rows("avx2") == ops.MAX_ROWS_BESIDE_AVX2_TORCH["avx2"]
+    assert ops.max_rows("portable") == ops.MAX_ROWS_BESIDE_AVX2_TORCH["portable"]
+    monkeypatch.setattr(native, "isa_flags", lambda: ["amx_bf16", "avx2", "avx512bw", "avx512f"])
+    assert ops.torch_gemm_isa() == "amx"
+    assert ops.max_rows("avx2") == {torch.bfloat16: ops.AMX_MAX_BF16_ROWS, torch.float16: 4}
+    monkeypatch.setenv(ops.ONEDNN_ISA_CAP, "AVX512_CORE_BF16")
+    assert ops.torch_gemm_isa() == "avx512"
+    assert ops.max_rows("avx2") == ops.MAX_ROWS["avx2"]
+    monkeypatch.setenv(ops.ONEDNN_ISA_CAP, "avx2")
+    assert ops.torch_gemm_isa() == "avx2"
+    assert ops.max_rows("avx2") == ops.MAX_ROWS_BESIDE_AVX2_TORCH["avx2"]
 
 
 def test_linear_routes_fp32_and_large_batches_to_torch(monkeypatch):
@@ -155,7 +174,8 @@ def test_linear_routes_fp32_and_large_batches_to_torch(monkeypatch):
     w = torch.randn(16, 64)
     x = torch.randn(3, 64)
     assert torch.equal(ops.linear(x, w), F.linear(x, w))
-    big = torch.randn(max(max(limits.values()) for limits in ops.MAX_ROWS.values()) + 1, 64).bfloat16()
+    tables = (*ops.MAX_ROWS.values(), *ops.MAX_ROWS_BESIDE_AVX2_TORCH.values())
+    big = torch.randn(max(max(limits.values()) for limits in tables) + 1, 64).bfloat16()
     assert torch.equal(ops.linear(big, w.bfloat16()), F.linear(big, w.bfloat16()))
 
 

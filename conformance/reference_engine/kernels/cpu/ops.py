@@ -12,14 +12,16 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import os
 
 import torch
 import torch.nn.functional as F
 
 from conformance.reference_engine.kernels.cpu import native
 
-#: Per variant and dtype, the most rows of x the C kernel takes: where it was
-#: measured faster than ``F.linear`` on the small preset's shapes by
+#: Per variant and dtype, the most rows of x the C kernel takes beside a torch whose
+#: half-precision GEMM has AVX-512 (oneDNN's, on any AVX-512 host): where the variant
+#: was measured faster than ``F.linear`` on the small preset's shapes by
 #: ``bench/linear.py`` (bench/README.md). Beyond them torch's blocked GEMM wins; 0:
 #: torch at every size, as for NEON (not yet measured on Arm hardware) and the
 #: portable variant, which an AVX2 or AVX-512 torch outruns.
@@ -30,15 +32,47 @@ MAX_ROWS = {
     "neon": {torch.bfloat16: 0, torch.float16: 0},
     "portable": {torch.bfloat16: 0, torch.float16: 0},
 }
+#: The same beside a torch whose oneDNN has no AVX-512, as on every AVX2-only x86:
+#: oneDNN then takes no bf16/fp16 GEMM and torch falls back to a loop that the AVX2
+#: kernel outruns about 3x at every size measured (1 to 1024 rows); the portable
+#: kernel wins in bf16 up to 8 rows, and loses in fp16 (x86-64-v2 has no F16C).
+MAX_ROWS_BESIDE_AVX2_TORCH = {
+    "avx2": {torch.bfloat16: 1024, torch.float16: 1024},
+    "portable": {torch.bfloat16: 8, torch.float16: 0},
+}
 #: Where the CPU has AMX, torch's bf16 GEMM runs on it and wins from 16 rows up
 #: (measured on a Xeon with AMX; the 32 above are a Zen 5's, which has none).
 AMX_MAX_BF16_ROWS = 4
+#: oneDNN's own switch to run as on a smaller CPU (``ONEDNN_MAX_CPU_ISA=AVX2``
+#: emulates an AVX2-only host, as bench/README.md does); unset, it uses all it finds.
+ONEDNN_ISA_CAP = "ONEDNN_MAX_CPU_ISA"
+
+
+def torch_gemm_isa() -> str:
+    """What torch's half-precision GEMM runs on here: ``amx``, ``avx512`` or ``avx2``
+    (which also stands for anything smaller, and for non-x86 CPUs)."""
+    flags = set(native.isa_flags())
+    cap = os.environ.get(ONEDNN_ISA_CAP, "ALL").strip().upper() or "ALL"
+    if cap == "ALL" or "AMX" in cap:
+        if "amx_bf16" in flags:
+            return "amx"
+    if (cap == "ALL" or cap.startswith("AVX512")) and "avx512bw" in flags:
+        return "avx512"
+    return "avx2"
+
+
+def describe_torch() -> str:
+    """torch as the C kernels are routed beside it, for benchmark headers."""
+    return (f"torch {torch.__version__} (ATen {torch.backends.cpu.get_cpu_capability()}, "
+            f"half-precision GEMM on {torch_gemm_isa()})")
 
 
 def max_rows(variant: str) -> dict[torch.dtype, int]:
     """The most rows ``linear`` gives the C kernel of ``variant`` on this host, per dtype."""
-    limits = dict(MAX_ROWS[variant])
-    if "amx_bf16" in native.isa_flags():
+    torch_isa = torch_gemm_isa()
+    beside_avx2 = torch_isa == "avx2" and variant in MAX_ROWS_BESIDE_AVX2_TORCH
+    limits = dict((MAX_ROWS_BESIDE_AVX2_TORCH if beside_avx2 else MAX_ROWS)[variant])
+    if torch_isa == "amx":
         limits[torch.bfloat16] = min(limits[torch.bfloat16], AMX_MAX_BF16_ROWS)
     return limits
 
