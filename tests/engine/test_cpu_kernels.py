@@ -114,6 +114,21 @@ def test_variant_selection_follows_the_cpu_flags(monkeypatch):
             native.host_variants.cache_clear()
 
 
+def test_arm_variant_selection_follows_the_cpu_features(monkeypatch):
+    """Rule: an AArch64 host whose ``Features`` include ``bf16`` (Arm's BF16 extension)
+    runs the neon_bf16 variant, one without it plain NEON."""
+    monkeypatch.setattr(native.platform, "machine", lambda: "aarch64")
+    monkeypatch.delenv(native.ENV_VARIANT, raising=False)
+    for features, expected in (("fp asimd evtstrm crc32 bf16 i8mm", ["neon_bf16", "neon", "portable"]),
+                               ("fp asimd evtstrm crc32", ["neon", "portable"])):
+        monkeypatch.setattr(native, "_cpu_flags", lambda features=features: f"Features\t: {features}")
+        native.host_variants.cache_clear()
+        try:
+            assert [v.name for v in native.host_variants()] == expected
+        finally:
+            native.host_variants.cache_clear()
+
+
 @needs_native
 @pytest.mark.parametrize("variant", HOST_VARIANTS)
 def test_linear_routes_to_the_variant_only_up_to_its_measured_rows(variant, monkeypatch, fresh_kernels):

@@ -9,8 +9,9 @@
  * prefetched. Accumulation is fp32 and the result is rounded once to the input
  * dtype, as torch does.
  *
- * Two tiles, by what the ISA has (simd.h): with AVX-512 BF16, bf16 pairs multiply
- * and add into fp32 lanes in one instruction (bf16_tile); everywhere else, and for
+ * Two tiles, by what the ISA has (simd.h): with AVX-512 BF16 or Arm's BF16 extension,
+ * bf16 pairs multiply and add into fp32 lanes in one instruction (vdpbf16ps, BFDOT:
+ * bf16_tile); everywhere else, and for
  * fp16, x is widened to fp32 once per call (it is small, and read once per block of
  * W) and each piece of W is widened in registers (vec_tile): bf16 by a shift, fp16
  * by the ISA's conversion. The products of two 16-bit floats are exact in fp32, so
@@ -146,6 +147,45 @@ static ALWAYS_INLINE void bf16_tile(
     for (int i = 0; i < mt; i++)
         for (int r = 0; r < nr; r++) y[i * ldy + r] = f32_to_bf16(_mm512_reduce_add_ps(acc[i][r]));
 }
+#elif defined(SIMD_NEON_BF16)
+/* bf16_tile of Arm's BF16 extension: BFDOT adds the products of 8 bf16 pairs into 4
+ * fp32 lanes. A row's last partial vector is read from zero-padded copies, as in
+ * vec_tile. */
+static ALWAYS_INLINE bfloat16x8_t load_bf16x8(const uint16_t *p) { return vreinterpretq_bf16_u16(vld1q_u16(p)); }
+
+static ALWAYS_INLINE void bf16_tile(
+    const uint16_t *x, int64_t ldx, const uint16_t *w, const uint16_t *next, uint16_t *y,
+    int64_t ldy, int64_t k, const int nr, const int mt, int npf) {
+    float32x4_t acc[MTILE][ROWS];
+    for (int i = 0; i < mt; i++)
+        for (int r = 0; r < nr; r++) acc[i][r] = vdupq_n_f32(0.f);
+    int64_t j = 0;
+    for (; j + 8 <= k; j += 8) {
+        bfloat16x8_t wv[ROWS];
+        for (int r = 0; r < nr; r++) wv[r] = load_bf16x8(w + r * k + j);
+        if ((j & 31) == 0) /* once per 64-byte line */
+            prefetch_rows(next, k, npf, j);
+        for (int i = 0; i < mt; i++) {
+            const bfloat16x8_t xv = load_bf16x8(x + i * ldx + j);
+            for (int r = 0; r < nr; r++) acc[i][r] = vbfdotq_f32(acc[i][r], xv, wv[r]);
+        }
+    }
+    if (j < k) {
+        uint16_t w_tail[ROWS][8] = {{0}}, x_tail[8] = {0};
+        bfloat16x8_t wv[ROWS];
+        for (int r = 0; r < nr; r++) {
+            memcpy(w_tail[r], w + r * k + j, sizeof(uint16_t) * (k - j));
+            wv[r] = load_bf16x8(w_tail[r]);
+        }
+        for (int i = 0; i < mt; i++) {
+            memcpy(x_tail, x + i * ldx + j, sizeof(uint16_t) * (k - j));
+            const bfloat16x8_t xv = load_bf16x8(x_tail);
+            for (int r = 0; r < nr; r++) acc[i][r] = vbfdotq_f32(acc[i][r], xv, wv[r]);
+        }
+    }
+    for (int i = 0; i < mt; i++)
+        for (int r = 0; r < nr; r++) y[i * ldy + r] = f32_to_bf16(vaddvq_f32(acc[i][r]));
+}
 #endif
 
 /* Expands a tile function for every (nr, mt) so each call sees constants (npf, the
@@ -225,7 +265,7 @@ static ALWAYS_INLINE int widened_linear(const uint16_t *x, int64_t ldx, const ui
 
 int linear_bf16(const uint16_t *x, int64_t ldx, const uint16_t *w, uint16_t *y,
                 int64_t m, int64_t n, int64_t k, int threads) {
-#if defined(SIMD_AVX512_BF16)
+#if defined(SIMD_AVX512_BF16) || defined(SIMD_NEON_BF16)
     #pragma omp parallel num_threads(threads)
     LINEAR_BLOCKS(bf16_tile, x, ldx)
     return 0;

@@ -10,7 +10,8 @@ need only the C library's headers and compile in about a second, on first use.
 Variants: each kernel source is built once per instruction set it has code for
 (``simd.h``), with that ISA's ``-march`` rather than ``-march=native``, so a build
 runs on every CPU that has the ISA: ``avx512_bf16``, ``avx512f``, ``avx2`` (AVX2 +
-FMA + F16C, ``-march=x86-64-v3``), ``neon`` and ``portable`` (vector
+FMA + F16C, ``-march=x86-64-v3``), ``neon_bf16`` (NEON with Arm's BF16 extension),
+``neon`` and ``portable`` (vector
 extensions the compiler lowers to the baseline, ``-march=x86-64-v2`` on x86). The
 first that ``/proc/cpuinfo`` says the host can execute is used;
 ``CONFORMANCE_CPU_KERNELS=<variant>`` (or ``library(name, variant)``) forces another
@@ -76,6 +77,7 @@ VARIANTS: dict[str, tuple[Variant, ...]] = {
         Variant("portable", ("-march=x86-64-v2", "-DCONFORMANCE_PORTABLE"), _X86_64_V2),
     ),
     "aarch64": (
+        Variant("neon_bf16", ("-march=armv8.2-a+bf16",), frozenset({"asimd", "bf16"})),
         Variant("neon", ("-march=armv8-a",), frozenset({"asimd"})),
         Variant("portable", ("-march=armv8-a", "-DCONFORMANCE_PORTABLE"), frozenset()),
     ),

@@ -29,6 +29,7 @@ MAX_ROWS = {
     "avx512_bf16": {torch.bfloat16: 32, torch.float16: 16},
     "avx512f": {torch.bfloat16: 4, torch.float16: 16},
     "avx2": {torch.bfloat16: 4, torch.float16: 4},
+    "neon_bf16": {torch.bfloat16: 0, torch.float16: 0},
     "neon": {torch.bfloat16: 0, torch.float16: 0},
     "portable": {torch.bfloat16: 0, torch.float16: 0},
 }

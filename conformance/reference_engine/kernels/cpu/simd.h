@@ -7,7 +7,8 @@
  *
  *   SIMD_AVX512  AVX-512F (+ SIMD_AVX512_BF16 where __AVX512BF16__): 16 lanes
  *   SIMD_AVX2    AVX2 + FMA + F16C: 8 lanes
- *   SIMD_NEON    AArch64 Advanced SIMD: 4 lanes (bf16 widened as on AVX2: no BFDOT path yet)
+ *   SIMD_NEON    AArch64 Advanced SIMD: 4 lanes (+ SIMD_NEON_BF16 where
+ *                __ARM_FEATURE_BF16_VECTOR_ARITHMETIC: BFDOT)
  *   portable     GCC/Clang vector extensions of 8 lanes, which the compiler lowers to
  *                whatever the target has (SSE at x86-64-v2), so that even this build
  *                is vectorised rather than a scalar loop.
@@ -41,7 +42,12 @@
 #define SIMD_NAME "avx2"
 #elif defined(__aarch64__) && defined(__ARM_NEON)
 #define SIMD_NEON 1
+#if defined(__ARM_FEATURE_BF16_VECTOR_ARITHMETIC)
+#define SIMD_NEON_BF16 1
+#define SIMD_NAME "neon_bf16"
+#else
 #define SIMD_NAME "neon"
+#endif
 #else
 #define SIMD_NAME "portable"
 #endif
