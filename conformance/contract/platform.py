@@ -220,6 +220,26 @@ class Platform(abc.ABC):
     def get_device_communicator_cls(cls) -> str:
         """Qualified name of the ``DeviceCommunicatorBase`` subclass for this device."""
 
+    @classmethod
+    def engine_cls(cls) -> str | None:
+        """Qualified name of the engine the Engine suite judges on this platform, or
+        None (the default) for the reference engine's ``LLM`` driving the plugin's
+        pieces, which is what a plugin of this contract is.
+
+        Only a bridge to another inference engine names one (the vLLM bridge names
+        ``vllm.LLM`` behind an adapter): there the plugin's engine is that engine,
+        and the kit's would not be what users run. The named class has the reference
+        ``LLM``'s interface: its constructor keywords (``model``, ``dtype``,
+        ``platform``, ``block_size``, ``max_model_len``, ``max_num_seqs``,
+        ``tensor_parallel_size``, ``distributed_executor_backend``);
+        ``generate(prompts, params, use_tqdm=False)`` with prompts
+        ``{"prompt_token_ids": [...]}``, returning outputs whose ``outputs[0]`` has
+        ``token_ids`` and per-step ``logprobs`` (``{token_id: obj}``, ``obj.logprob``);
+        and ``shutdown()``. The reference side of every comparison stays the kit's
+        engine on the reference platform.
+        """
+        return None
+
     # -- config hooks -----------------------------------------------------------------
     @classmethod
     def check_and_update_config(cls, config: EngineConfig) -> None:

@@ -45,6 +45,10 @@ CHECKED_BY: dict[str, tuple[str, ...]] = {
                                       "platform.factories.attention_refusal"),
     "Platform.get_worker_cls": ("platform.factories.worker",),
     "Platform.get_device_communicator_cls": ("platform.factories.communicator",),
+    # The engine it names generates every completion the Engine suite judges.
+    "Platform.engine_cls": ("engine.generate.fp32_greedy", "engine.generate.half_logprobs_close",
+                            "engine.generate.block_sizes", "engine.generate.sampling_params",
+                            "engine.generate.batch_invariance", "engine.parallel.tensor_parallel"),
     "Platform.check_and_update_config": ("platform.config.check_and_update",),
     "Platform.verify_model_arch": ("platform.config.model_arch",),
     "Platform.verify_quantization": ("platform.config.quantization",),

@@ -1,9 +1,15 @@
 """The Engine suite's generations: the plugin's and the reference platform's engines on
-the same seeded tiny model, made once per session and dtype, on demand."""
+the same seeded tiny model, made once per session and dtype, on demand.
+
+The plugin's engine is the one its platform names (``Platform.engine_cls``: a bridge's,
+such as ``vllm.LLM``), else the reference engine driving the plugin's pieces; the
+reference side is always the reference engine on the reference platform."""
 
 from __future__ import annotations
 
 import dataclasses
+import pkgutil
+from collections.abc import Callable
 
 import torch
 
@@ -27,6 +33,12 @@ FILTERED_REQUESTS = [dataclasses.replace(params, max_tokens=6, ignore_eos=True) 
 LLM_SETTINGS = dict(max_model_len=model_settings.MAX_MODEL_LEN, max_num_seqs=8)
 
 
+def engine_for(platform) -> type:
+    """The engine class that runs ``platform`` in this suite."""
+    name = platform.engine_cls()
+    return LLM if name is None else pkgutil.resolve_name(name)
+
+
 @dataclasses.dataclass
 class Completion:
     tokens: list[int]
@@ -40,17 +52,40 @@ def completions(llm: LLM, prompts: list[list[int]], params) -> list[Completion]:
             for o in outputs]
 
 
-def _filtered(llm: LLM) -> list[Completion]:
-    return completions(llm, PROMPTS, FILTERED_REQUESTS)
+class Runs(dict):
+    """Completions by run name, from one engine. A run the engine refused (or failed)
+    holds its error and raises it where a test reads that run, so only the tests that
+    judge that run fail: an engine that refuses the filtered requests still has its
+    greedy ones judged."""
+
+    def __getitem__(self, run: str) -> list[Completion]:
+        completions = super().__getitem__(run)
+        if isinstance(completions, Exception):
+            raise completions
+        return completions
 
 
-def _plugin_runs(llm: LLM) -> dict[str, list[Completion]]:
+def _runs(makers: dict[str, Callable[[], list[Completion]]]) -> Runs:
+    runs = Runs()
+    for run, make in makers.items():
+        try:
+            runs[run] = make()
+        except Exception as error:  # raised again where a test reads this run
+            runs[run] = error
+    return runs
+
+
+def _filtered(llm: LLM) -> dict[str, Callable[[], list[Completion]]]:
+    return {"filtered": lambda: completions(llm, PROMPTS, FILTERED_REQUESTS)}
+
+
+def _plugin_runs(llm: LLM) -> dict[str, Callable[[], list[Completion]]]:
     """Besides the greedy batch: the same requests alone and in a batch (greedy and
     seeded), and the filtered requests, all from one engine."""
-    return {"greedy_alone": completions(llm, PROMPTS[1:2], GREEDY),
-            "seeded_alone": completions(llm, PROMPTS[1:2], SEEDED),
-            "seeded_batch": completions(llm, PROMPTS, SEEDED),
-            "filtered": _filtered(llm)}
+    return {"greedy_alone": lambda: completions(llm, PROMPTS[1:2], GREEDY),
+            "seeded_alone": lambda: completions(llm, PROMPTS[1:2], SEEDED),
+            "seeded_batch": lambda: completions(llm, PROMPTS, SEEDED),
+            **_filtered(llm)}
 
 
 class Generations:
@@ -67,12 +102,12 @@ class Generations:
         self.block_size = model_settings.block_size_for(platform)
         self._cache: dict = {}
 
-    def _generate(self, platform, dtype: torch.dtype, block_size: int, more) -> dict[str, list[Completion]]:
+    def _generate(self, platform, dtype: torch.dtype, block_size: int, more) -> Runs:
         with model_settings.host_threads():
-            llm = LLM(model=self.model, dtype=dtype_name(dtype), platform=platform,
-                      block_size=block_size, **LLM_SETTINGS)
+            llm = engine_for(platform)(model=self.model, dtype=dtype_name(dtype), platform=platform,
+                                       block_size=block_size, **LLM_SETTINGS)
             try:
-                return {"greedy": completions(llm, PROMPTS, GREEDY), **more(llm)}
+                return _runs({"greedy": lambda: completions(llm, PROMPTS, GREEDY), **more(llm)})
             finally:
                 llm.shutdown()
 
@@ -89,12 +124,12 @@ class Generations:
             self._cache[key] = make()
         return self._cache[key]
 
-    def reference(self, dtype: torch.dtype) -> dict[str, list[Completion]]:
+    def reference(self, dtype: torch.dtype) -> Runs:
         """The reference platform's ``greedy`` and ``filtered`` completions."""
         return self._cached(("reference", dtype), lambda: self._generate(
-            self.reference_platform, dtype, self.block_size, lambda llm: {"filtered": _filtered(llm)}))
+            self.reference_platform, dtype, self.block_size, _filtered))
 
-    def plugin(self, dtype: torch.dtype) -> dict[str, list[Completion]]:
+    def plugin(self, dtype: torch.dtype) -> Runs:
         """The plugin's ``greedy`` completions and those of ``_plugin_runs``."""
         self._exercise(dtype, self.block_size)
         return self._cached(("plugin", dtype), lambda: self._generate(

@@ -1,5 +1,5 @@
-"""Engine suite, tensor parallel: two ranks through the engine's multiprocess executor
-generate what one reference rank does."""
+"""Engine suite, tensor parallel: two ranks through the plugin's engine's multiprocess
+executor generate what one reference rank does."""
 
 from __future__ import annotations
 
@@ -7,9 +7,8 @@ import dataclasses
 
 import pytest
 
-from conformance.reference_engine.llm import LLM
 from conformance.suites.closeness import TENSOR_PARALLEL, TOLERANCES, sequence_problem
-from conformance.suites.engine.generations import GREEDY, LLM_SETTINGS, PROMPTS, completions
+from conformance.suites.engine.generations import GREEDY, LLM_SETTINGS, PROMPTS, completions, engine_for
 from conformance.suites.model_settings import block_size_for, dtype_name, host_threads
 from conformance.suites.ranks import ranks_on
 from conformance.suites.support import not_supported, require_feature
@@ -32,9 +31,10 @@ def test_tensor_parallel_matches_one_rank(platform, generations, suite_dtype):
         pytest.skip(reason)
     params = dataclasses.replace(GREEDY, max_tokens=MAX_TOKENS)
     with host_threads():
-        llm = LLM(model=generations.model, dtype=dtype_name(suite_dtype), platform=platform,
-                  block_size=block_size_for(platform), tensor_parallel_size=WORLD_SIZE,
-                  distributed_executor_backend="mp", **LLM_SETTINGS)
+        llm = engine_for(platform)(model=generations.model, dtype=dtype_name(suite_dtype),
+                                   platform=platform, block_size=block_size_for(platform),
+                                   tensor_parallel_size=WORLD_SIZE, distributed_executor_backend="mp",
+                                   **LLM_SETTINGS)
         try:
             parallel = completions(llm, PROMPTS[:2], params)
         finally:
