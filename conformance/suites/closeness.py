@@ -44,16 +44,26 @@ def position_problem(ref_token: int, ref_lps: Logprobs, token: int, lps: Logprob
     """Why one position's pick and logprobs are not close enough, or None."""
     if token != ref_token:
         if tol.exact_tokens:
-            return f"picked token {token}, the reference {ref_token}"
+            return f"picked token {token}, the reference {ref_token} ({_pick_logprobs(ref_token, ref_lps, token, lps)})"
         if token not in ref_lps or ref_token not in lps:
             return (f"picked token {token}, the reference {ref_token}, and the picks are not "
                     f"both in the other run's top {TOP_N}: reference top {sorted(ref_lps)}, "
-                    f"plugin top {sorted(lps)}")
+                    f"plugin top {sorted(lps)} ({_pick_logprobs(ref_token, ref_lps, token, lps)})")
     for t in sorted(ref_lps.keys() & lps.keys()):
         if not abs(lps[t] - ref_lps[t]) <= tol.logprob_atol:  # NaN is a problem too
             return (f"logprob of token {t} is {lps[t]:.5g}, the reference's {ref_lps[t]:.5g} "
                     f"(tolerance {tol.logprob_atol})")
     return None
+
+
+def _pick_logprobs(ref_token: int, ref_lps: Logprobs, token: int, lps: Logprobs) -> str:
+    """Both picks' logprobs in both runs: a near-tie that rounding flipped reads apart
+    from a wrong distribution."""
+    def value(logprobs: Logprobs, t: int) -> str:
+        return f"{logprobs[t]:.5g}" if t in logprobs else "not reported"
+
+    return (f"logprobs, plugin vs reference: token {token} {value(lps, token)} vs {value(ref_lps, token)}, "
+            f"token {ref_token} {value(lps, ref_token)} vs {value(ref_lps, ref_token)}")
 
 
 def sequence_problem(ref_tokens: list[int], ref_lps: list[Logprobs], tokens: list[int],
