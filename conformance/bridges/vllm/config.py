@@ -57,9 +57,9 @@ def check_and_update_in_child(platform_name: str, config) -> None:
     config.block_size = answer["block_size"]
 
 
-def _model_folder(model: str, folder: Path) -> str:
-    """A folder holding only the kit model's ``config.json``: what ``ModelConfig``
-    reads (the weights are never loaded here)."""
+def write_model_config(model: str, folder: Path) -> str:
+    """``folder`` (made if needed), holding the kit model's ``config.json`` as vLLM's
+    ``ModelConfig`` and transformers read it."""
     folder.mkdir(parents=True, exist_ok=True)
     # transformers finds the config class by model_type, which the kit's export leaves out.
     hf_config = {"model_type": "llama", **to_hf_config(get_model_config(model))}
@@ -80,7 +80,8 @@ def _build_vllm_config(platform_name: str, request: dict) -> dict:
     try:
         with tempfile.TemporaryDirectory() as folder:
             model_config = ModelConfig(
-                model=_model_folder(request["model"], Path(folder)), dtype=request["dtype"],
+                # Only the config: the weights are never loaded here.
+                model=write_model_config(request["model"], Path(folder)), dtype=request["dtype"],
                 quantization=request["quantization"], max_model_len=request["max_model_len"],
                 skip_tokenizer_init=True)
             vllm_config = VllmConfig(

@@ -22,9 +22,10 @@ from conformance.bridges.vllm.versions import SUPPORTED_VERSIONS, installed_vllm
 from conformance.contract.discovery import PlatformPluginError, PluginEntry
 
 VLLM_PLUGIN_GROUP = "vllm.platform_plugins"
-#: The suites a bridged run collects when ``--suite`` is not given. The Attention and
-#: Engine suites are not bridged yet (issue 16 says what they need).
-MAPPED_SUITES = ("platform", "communicator", "worker")
+#: The suites a bridged run collects when ``--suite`` is not given (the Engine suite
+#: judges ``vllm.LLM`` itself). The Attention suite is not bridged yet (issue 16 says
+#: what it needs).
+MAPPED_SUITES = ("platform", "communicator", "worker", "engine")
 NOT_SUPPORTED_SUITES = {
     "worker": "vLLM's worker interface does not map onto the kit's: it takes vLLM's own "
               "SchedulerOutput and KVCacheConfig and answers through sample_tokens",

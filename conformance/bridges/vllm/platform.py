@@ -165,6 +165,11 @@ class VllmBridgedPlatform(Platform):
         cls._vllm("get_device_communicator_cls", returns=str)  # vLLM's must answer
         return "conformance.bridges.vllm.communicator.VllmCommunicator"
 
+    @classmethod
+    def engine_cls(cls) -> str:
+        # The plugin's engine is vLLM's: the Engine suite judges vllm.LLM on it.
+        return "conformance.bridges.vllm.engine.VllmLLM"
+
     # -- config hooks -----------------------------------------------------------------
     @classmethod
     def check_and_update_config(cls, config) -> None:

@@ -1,0 +1,220 @@
+"""The Engine suite's engine on a bridged platform: vLLM's public ``vllm.LLM`` behind
+the reference engine's ``LLM`` interface (``Platform.engine_cls``).
+
+On a bridged platform the plugin's engine is vLLM's, so the suite judges ``vllm.LLM``
+(its scheduler, model, sampler and worker, and the plugin's attention and
+communicator) against the kit's reference engine on the same seeded model, by the
+suite's own rules. Only vLLM's offline API is used: ``LLM``, ``SamplingParams``,
+``TokensPrompt`` and ``RequestOutput``, its most stable surface.
+
+- The model is the kit's, with the weights the reference engine draws for it
+  (``random_weights``), exported once per (model, seed) as a Hugging Face folder, which
+  vLLM loads as it would a user's checkpoint. Nothing is downloaded.
+- Each engine runs in a spawned process of its own. Building vLLM's config rewrites the
+  process environment (``LD_PRELOAD``, ``VLLM_WORKER_MULTIPROC_METHOD``, ...), vLLM's CPU
+  worker replaces ``torch.set_num_threads`` process-wide, and vLLM keeps process-wide
+  state (its current config, its distributed groups): none of that may reach the
+  kit's process, where the reference engine and the next tests run. The process ends
+  with ``shutdown()``, and vLLM's exit handlers stop whatever it started.
+"""
+
+from __future__ import annotations
+
+import atexit
+import concurrent.futures
+import dataclasses
+import functools
+import multiprocessing
+import os
+import shutil
+import tempfile
+import weakref
+from pathlib import Path
+
+from conformance.bridges.vllm.config import write_model_config
+from conformance.bridges.vllm.platform import VllmBridgedPlatform
+from conformance.contract.sampling_params import SamplingParams
+from conformance.reference_engine.llm import DTYPES
+from conformance.reference_engine.models.config import ModelConfig, get_model_config
+from conformance.reference_engine.models.loader import random_weights
+from conformance.reference_engine.outputs import CompletionOutput, Logprob, RequestOutput
+
+#: What the engine's process sets before it imports vLLM, and why:
+CHILD_ENVIRONMENT = {
+    # vLLM's engine core in this process, not in one more: the process already keeps
+    # vLLM apart from the kit, and each spawned process imports torch and vLLM again.
+    "VLLM_ENABLE_V1_MULTIPROCESSING": "0",
+    # The threads are the kit's (OMP_NUM_THREADS, from the suite's host_threads); vLLM's
+    # automatic binding for the ranks of a tensor-parallel engine wants a NUMA node
+    # per rank, and refuses to start on a one-node host.
+    "VLLM_CPU_OMP_THREADS_BIND": "nobind",
+    # The model is a local folder: a Hub lookup fails at once instead of waiting on a
+    # network a conformance machine may not have.
+    "HF_HUB_OFFLINE": "1",
+}
+
+
+@functools.cache
+def exported_model(model: str, seed: int) -> str:
+    """The kit's model ``model`` as a Hugging Face folder (``config.json`` and
+    ``model.safetensors`` of its seeded fp32 weights), in a temporary folder removed at
+    exit; a model that is already a folder is that folder."""
+    config = get_model_config(model)
+    if config.folder is not None:
+        return config.folder
+    from safetensors.torch import save_file
+
+    folder = Path(tempfile.mkdtemp(prefix=f"conformance-{model}-seed{seed}-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    write_model_config(model, folder)
+    save_file(dict(random_weights(config, seed)), str(folder / "model.safetensors"))
+    return str(folder)
+
+
+def vllm_sampling_params(params: SamplingParams) -> dict:
+    """Keywords of vLLM's ``SamplingParams`` for the kit's ``params``. The kit's fields
+    are vLLM's, with vLLM's names, defaults and meaning (``top_k`` 0 or -1 disables it;
+    ``logprobs=N`` is the sampled token and the top N of the raw distribution), so each
+    is passed as it is; the engine has no tokenizer, so nothing is detokenized."""
+    if not isinstance(params, SamplingParams):
+        raise ValueError(f"expected the kit's SamplingParams, got {params!r}")
+    params.verify()
+    return {**dataclasses.asdict(params), "detokenize": False}
+
+
+def kv_cache_bytes(config: ModelConfig, dtype: str, max_num_seqs: int, max_model_len: int) -> int:
+    """KV-cache memory for ``max_num_seqs`` sequences of ``max_model_len`` tokens. vLLM's
+    CPU worker otherwise reserves ``gpu_memory_utilization`` (0.92) of the host's memory,
+    and refuses to start when that much is not free."""
+    per_token = 2 * config.num_hidden_layers * config.num_key_value_heads * config.head_size
+    return per_token * DTYPES[dtype].itemsize * max_num_seqs * max_model_len
+
+
+class VllmLLM:
+    """``vllm.LLM`` on a bridged platform, with the reference ``LLM``'s constructor
+    keywords, ``generate`` and ``shutdown``."""
+
+    def __init__(self, model: str = "tiny", *, platform: type[VllmBridgedPlatform],
+                 dtype: str = "float32", tensor_parallel_size: int = 1, block_size: int = 16,
+                 max_num_seqs: int = 64, max_model_len: int | None = None, seed: int = 0,
+                 distributed_executor_backend: str | None = None) -> None:
+        if not (isinstance(platform, type) and issubclass(platform, VllmBridgedPlatform)):
+            raise ValueError(f"vllm.LLM runs on a bridged vllm: platform, got {platform!r}")
+        if dtype not in DTYPES:
+            raise ValueError(f"dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
+        config = get_model_config(model)
+        max_model_len = max_model_len or config.max_position_embeddings
+        engine_args = dict(
+            model=exported_model(model, seed), skip_tokenizer_init=True, dtype=dtype, seed=seed,
+            block_size=block_size, max_model_len=max_model_len, max_num_seqs=max_num_seqs,
+            tensor_parallel_size=tensor_parallel_size,
+            distributed_executor_backend=distributed_executor_backend,
+            kv_cache_memory_bytes=kv_cache_bytes(config, dtype, max_num_seqs, max_model_len),
+            # No compilation: the suite judges what the model computes, and compiling
+            # would cost more than the few tokens each engine generates.
+            enforce_eager=True,
+            # The kit's logprobs are those of the model's raw distribution (vLLM's default).
+            logprobs_mode="raw_logprobs",
+        )
+        self._process = concurrent.futures.ProcessPoolExecutor(
+            1, mp_context=multiprocessing.get_context("spawn"), initializer=_set_environment)
+        self._finalizer = weakref.finalize(self, self._process.shutdown, cancel_futures=True)
+        try:
+            self._process.submit(_start_engine, platform.__qualname__, engine_args).result()
+        except BaseException:
+            self.shutdown()
+            raise
+
+    def generate(self, prompts: dict | list[dict], sampling_params: SamplingParams | list[SamplingParams] | None = None,
+                 use_tqdm: bool = True) -> list[RequestOutput]:
+        """Complete every ``{"prompt_token_ids": [...]}`` prompt, in input order; a bad
+        prompt or parameter raises ``ValueError`` naming it, before anything runs."""
+        if isinstance(prompts, dict):
+            prompts = [prompts]
+        if sampling_params is None:
+            sampling_params = SamplingParams()
+        if isinstance(sampling_params, SamplingParams):
+            sampling_params = [sampling_params] * len(prompts)
+        if len(sampling_params) != len(prompts):
+            raise ValueError(f"{len(sampling_params)} sampling params for {len(prompts)} prompts")
+        token_ids, params = [], []
+        for i, (prompt, request) in enumerate(zip(prompts, sampling_params)):
+            if not (isinstance(prompt, dict) and "prompt_token_ids" in prompt):
+                raise ValueError(f"prompt {i}: the kit's model has no tokenizer, so a prompt is "
+                                 f"{{'prompt_token_ids': [...]}}, got {prompt!r}")
+            try:
+                params.append(vllm_sampling_params(request))
+            except ValueError as exc:
+                raise ValueError(f"prompt {i}: {exc}") from None
+            token_ids.append(list(prompt["prompt_token_ids"]))
+        completions = self._process.submit(_generate, token_ids, params, use_tqdm).result()
+        return [RequestOutput(str(i), None, prompt, [_completion(completion)], True)
+                for i, (prompt, completion) in enumerate(zip(token_ids, completions))]
+
+    def shutdown(self) -> None:
+        """End the engine's process (also done when the object is collected, or at
+        exit). Idempotent."""
+        self._finalizer()
+
+
+def _completion(completion: dict) -> CompletionOutput:
+    logprobs = completion["logprobs"]
+    return CompletionOutput(
+        index=0, text="", token_ids=completion["token_ids"],
+        cumulative_logprob=completion["cumulative_logprob"],
+        logprobs=None if logprobs is None else [
+            {token: Logprob(logprob, rank) for token, (logprob, rank) in step.items()} for step in logprobs],
+        finish_reason=completion["finish_reason"])
+
+
+# -- in the engine's process ---------------------------------------------------------
+_engine = None  # this process's vllm.LLM
+
+
+def _set_environment() -> None:
+    os.environ.update(CHILD_ENVIRONMENT)  # before anything imports vLLM here
+
+
+def _start_engine(platform_name: str, engine_args: dict) -> None:
+    global _engine
+    from conformance.bridges.vllm import bridged
+
+    # Makes the plugin vLLM's current platform here, as for every bridged call (vLLM's
+    # own detection would pick whichever installed plugin answers).
+    getattr(bridged, platform_name)
+    import vllm
+
+    _engine = vllm.LLM(**engine_args)
+
+
+def _generate(token_ids: list[list[int]], params: list[dict], use_tqdm: bool) -> list[dict]:
+    """Plain data back to the kit: tokens, ``{token: (logprob, rank)}`` per step."""
+    import vllm
+    from vllm.exceptions import VLLMValidationError
+
+    sampling_params = []
+    for i, request in enumerate(params):
+        try:
+            sampling_params.append(vllm.SamplingParams(**request))
+        except VLLMValidationError as refusal:  # a ValueError, as the reference engine's
+            raise ValueError(f"prompt {i}: vLLM refuses the kit's SamplingParams({_fields(request)}): "
+                             f"{refusal}") from None
+    outputs = _engine.generate([vllm.TokensPrompt(prompt_token_ids=p) for p in token_ids],
+                               sampling_params, use_tqdm=use_tqdm)
+    completions = []
+    for output in outputs:
+        completion = output.outputs[0]
+        completions.append({
+            "token_ids": list(completion.token_ids),
+            "cumulative_logprob": completion.cumulative_logprob,
+            "finish_reason": completion.finish_reason,
+            "logprobs": None if completion.logprobs is None else [
+                {token: (lp.logprob, lp.rank) for token, lp in step.items()} for step in completion.logprobs],
+        })
+    return completions
+
+
+def _fields(request: dict) -> str:
+    """The kit's fields that differ from their defaults, as ``name=value``."""
+    defaults = dataclasses.asdict(SamplingParams())
+    return ", ".join(f"{k}={v!r}" for k, v in request.items() if k in defaults and defaults[k] != v)
