@@ -17,7 +17,8 @@ except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
 from conformance.bridges.vllm import capabilities, versions
-from conformance.bridges.vllm.platform import VllmBridgedPlatform, VllmInterfaceGap
+from conformance.bridges.vllm.packing import derive_unpacking
+from conformance.bridges.vllm.platform import BridgeLimitation, VllmBridgedPlatform, VllmInterfaceGap
 from conformance.contract.discovery import PlatformPluginError, find_plugin
 
 REPO = Path(__file__).resolve().parents[2]
@@ -153,3 +154,41 @@ def test_capabilities_come_from_vllms_declarations(monkeypatch):
     assert declared.kv_cache_dtypes == ("auto",)
     assert declared.features == {"sliding_window", "tensor_parallel"}
     assert declared.max_world_size == capabilities.KIT_MAX_WORLD_SIZE
+
+
+def pack_like_cpu_vec(logical, physical):
+    """CPU_ATTN's ``vec`` packing as the study found it: per (block, KV head), the keys
+    transposed to ``[head_size, block_size]``, then the values ``[block_size, head_size]``."""
+    _, blocks, block_size, heads, head_size = logical.shape
+    keys = logical[0].permute(0, 2, 3, 1).reshape(blocks, heads, -1)
+    values = logical[1].permute(0, 2, 1, 3).reshape(blocks, heads, -1)
+    physical.view(blocks, heads, -1).copy_(torch.cat([keys, values], dim=-1))
+
+
+def test_unpacking_reads_a_packed_cache_back_bit_for_bit():
+    """The inverse derived from the packing alone (bfloat16: two digit passes) turns
+    a packed cache of several blocks back into the logical one, NaN included."""
+    block = (2, 1, 32, 2, 64)
+    index = derive_unpacking(pack_like_cpu_vec, block, (1, 2, 32, 128), torch.bfloat16)
+    logical = torch.randn(2, 3, 32, 2, 64).to(torch.bfloat16)
+    logical[:, 1, 30:] = float("nan")
+    physical = torch.empty(3, 2, 32, 128, dtype=torch.bfloat16)
+    pack_like_cpu_vec(logical, physical)
+    unpacked = torch.empty_like(logical)
+    unpacked.transpose(0, 1).copy_(physical.reshape(3, -1)[:, index].view(3, 2, 32, 2, 64))
+    assert torch.equal(unpacked.view(torch.int16), logical.view(torch.int16))
+
+
+@pytest.mark.parametrize(("pack", "message"), [
+    (lambda logical, physical: physical.view(-1)[1:].copy_(logical.flatten()[1:]),
+     "leaves 1 of 512 elements of its cache (4, 128) unwritten"),
+    (lambda logical, physical: physical.view(-1).copy_(logical.flatten().roll(1).index_fill(0, torch.tensor([0]), 0)),
+     "does not place the logical cache (2, 1, 16, 1, 16) one to one into its cache (4, 128): "
+     "1 logical elements are nowhere (first: flat element 511) and 1 are in several places"),
+    (lambda logical, physical: physical.view(-1).copy_(logical.flatten() + 0.5),
+     "changes the values it packs (digit pass 0: flat element 0 of its cache holds 0.5"),
+])
+def test_unpacking_refuses_a_packing_that_is_not_a_permutation(pack, message):
+    with pytest.raises(BridgeLimitation) as error:
+        derive_unpacking(pack, (2, 1, 16, 1, 16), (4, 128), torch.float16)
+    assert message in str(error.value)
