@@ -59,3 +59,20 @@ def test_platform_gaps_are_named(tmp_path):
     worker = [t for t in record["tests"] if t["contract"] and t["contract"].startswith("worker.")]
     assert worker and all(t["outcome"] == "not_supported" for t in worker)
     assert "vLLM's worker interface does not map" in worker[0]["message"]
+
+
+def test_attention_reads_the_unused_tail_of_partial_blocks(tmp_path):
+    """The study's finding: CPU_ATTN reads the unused tail of a request's last block
+    (vLLM's CPU runner zeroes every new block, and vLLM declares nothing of it, so the
+    bridge declares no zeroed_cache_blocks): NaN there makes rows NaN. With the tails
+    zero, as the other contracts leave them, vLLM's forward and cache writer pass."""
+    record = _run(tmp_path, "--suite", "attention", "-k", "attention.kv_cache or attention.forward")
+    contracts = {c: v["outcome"] for c, v in record["contracts"].items()}
+    unowned = [t for t in record["tests"] if t["contract"] == "attention.kv_cache.unowned_slots"]
+    assert [t["outcome"] for t in unowned] == ["failed"]
+    assert "with NaN in the unused tails of partial blocks the output is not" in unowned[0]["message"]
+    assert "got nan" in unowned[0]["message"]
+    for contract in ("forward.prefill", "forward.decode", "forward.mixed", "forward.successive_calls",
+                     "forward.inputs_unchanged", "forward.output_in_place", "kv_cache.write",
+                     "kv_cache.shape"):
+        assert contracts[f"attention.{contract}"] == "passed", contract

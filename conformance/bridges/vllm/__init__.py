@@ -9,11 +9,10 @@ entry point), installed with ``pip install 'conformance[vllm]'``.
 - ``config``: ``check_and_update_config`` run in a child process, whose environment
   changes are reported;
 - ``communicator``: vLLM's device communicator, built as vLLM builds it;
+- ``attention``: vLLM's attention backends, driven through their layer, metadata
+  builder and cache writer; ``packing`` reads their packed caches back;
 - ``engine``: ``vllm.LLM`` on the kit's seeded model, the engine the Engine suite judges;
 - ``profile``: the ``vllm`` mustpass profile, the contracts vLLM's interface promises.
-
-The Attention suite is not bridged yet: vLLM's attention backends need their layer,
-metadata builder and packed cache layout driven.
 
 Nothing outside this package imports vLLM.
 """

@@ -23,9 +23,8 @@ from conformance.contract.discovery import PlatformPluginError, PluginEntry
 
 VLLM_PLUGIN_GROUP = "vllm.platform_plugins"
 #: The suites a bridged run collects when ``--suite`` is not given (the Engine suite
-#: judges ``vllm.LLM`` itself). The Attention suite is not bridged yet (issue 16 says
-#: what it needs).
-MAPPED_SUITES = ("platform", "communicator", "worker", "engine")
+#: judges ``vllm.LLM`` itself).
+MAPPED_SUITES = ("platform", "attention", "communicator", "worker", "engine")
 NOT_SUPPORTED_SUITES = {
     "worker": "vLLM's worker interface does not map onto the kit's: it takes vLLM's own "
               "SchedulerOutput and KVCacheConfig and answers through sample_tokens",

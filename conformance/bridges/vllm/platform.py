@@ -12,6 +12,7 @@ contract), the call fails with ``VllmInterfaceGap`` saying "vLLM's Platform has 
 from __future__ import annotations
 
 import inspect
+import pkgutil
 from typing import ClassVar
 
 import torch
@@ -148,10 +149,8 @@ class VllmBridgedPlatform(Platform):
         selected = cls._vllm("get_attn_backend_cls", None, selector_config(
             config.head_size, config.dtype, config.block_size, config.kv_cache_dtype,
             sliding_window=config.sliding_window is not None), None, returns=str)
-        raise BridgeLimitation(
-            f"vLLM selects {selected} for {config}, but the vLLM bridge does not drive "
-            "vLLM's attention backends yet (their layer, metadata builder and packed "
-            "cache layout); this is the kit's limit, not the plugin's failure")
+        # vLLM names a backend by its registry name (AttentionBackendEnum[get_name()]).
+        return f"conformance.bridges.vllm.attention:{pkgutil.resolve_name(selected).get_name()}"
 
     @classmethod
     def get_worker_cls(cls) -> str:
