@@ -13,6 +13,20 @@ import pytest
 from plugins import catalogue
 
 
+def pytest_configure(config) -> None:
+    """Under ``pytest -n N``, each worker and every process it starts (child kit runs,
+    rank processes) gets its share of the cores as torch threads. The kit's shapes are
+    small: two workers of two threads each on two cores make every op's thread barrier
+    wait for a time slice, and a child attention-suite run took 3.6x longer so."""
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    if workers > 1:
+        import torch
+
+        threads = max(1, (os.cpu_count() or 1) // workers)
+        os.environ["OMP_NUM_THREADS"] = str(threads)
+        torch.set_num_threads(threads)
+
+
 @dataclasses.dataclass
 class KitRun:
     """A finished ``pytest --platform`` (or ``conformance``) run in a child process."""
