@@ -114,14 +114,7 @@ class LLM:
         checked before any is queued, so a bad one raises ``ValueError`` (naming it)
         and leaves the engine as it was.
         """
-        if isinstance(prompts, (str, dict)):
-            prompts = [prompts]
-        if sampling_params is None:
-            sampling_params = SamplingParams()
-        if isinstance(sampling_params, SamplingParams):
-            sampling_params = [sampling_params] * len(prompts)
-        if len(sampling_params) != len(prompts):
-            raise ValueError(f"{len(sampling_params)} sampling params for {len(prompts)} prompts")
+        prompts, sampling_params = paired_requests(prompts, sampling_params)
         requests = [self._tokenize(i, p) for i, p in enumerate(prompts)]
         for i, ((_, token_ids), params) in enumerate(zip(requests, sampling_params)):
             if not isinstance(params, SamplingParams):
@@ -179,6 +172,21 @@ class LLM:
         """Stop the workers and free their memory (also done when the LLM is
         collected, or at exit). Idempotent."""
         self._finalizer()
+
+
+def paired_requests(prompts, sampling_params) -> tuple[list, list]:
+    """``generate``'s arguments as two lists of one length: one prompt (a str or a dict)
+    becomes a list, and one ``SamplingParams`` (default: the defaults) serves
+    every prompt; lists of different lengths raise ``ValueError``."""
+    if isinstance(prompts, (str, dict)):
+        prompts = [prompts]
+    if sampling_params is None:
+        sampling_params = SamplingParams()
+    if isinstance(sampling_params, SamplingParams):
+        sampling_params = [sampling_params] * len(prompts)
+    if len(sampling_params) != len(prompts):
+        raise ValueError(f"{len(sampling_params)} sampling params for {len(prompts)} prompts")
+    return list(prompts), list(sampling_params)
 
 
 class _Progress:

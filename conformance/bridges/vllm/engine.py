@@ -34,7 +34,7 @@ from pathlib import Path
 from conformance.bridges.vllm.config import write_model_config
 from conformance.bridges.vllm.platform import VllmBridgedPlatform
 from conformance.contract.sampling_params import SamplingParams
-from conformance.reference_engine.llm import DTYPES
+from conformance.reference_engine.llm import DTYPES, paired_requests
 from conformance.reference_engine.models.config import ModelConfig, get_model_config
 from conformance.reference_engine.models.loader import random_weights
 from conformance.reference_engine.outputs import CompletionOutput, Logprob, RequestOutput
@@ -129,14 +129,7 @@ class VllmLLM:
                  use_tqdm: bool = True) -> list[RequestOutput]:
         """Complete every ``{"prompt_token_ids": [...]}`` prompt, in input order; a bad
         prompt or parameter raises ``ValueError`` naming it, before anything runs."""
-        if isinstance(prompts, dict):
-            prompts = [prompts]
-        if sampling_params is None:
-            sampling_params = SamplingParams()
-        if isinstance(sampling_params, SamplingParams):
-            sampling_params = [sampling_params] * len(prompts)
-        if len(sampling_params) != len(prompts):
-            raise ValueError(f"{len(sampling_params)} sampling params for {len(prompts)} prompts")
+        prompts, sampling_params = paired_requests(prompts, sampling_params)
         token_ids, params = [], []
         for i, (prompt, request) in enumerate(zip(prompts, sampling_params)):
             if not (isinstance(prompt, dict) and "prompt_token_ids" in prompt):
