@@ -27,6 +27,29 @@ def pytest_configure(config) -> None:
         torch.set_num_threads(threads)
 
 
+#: Modules whose tests run whole suites in child processes (up to minutes each), by
+#: their share of the run: collected first, so that under ``-n`` the long tests are
+#: spread over the workers from the start and the short ones fill in after, instead
+#: of one worker finishing a long one alone at the end.
+LONG_RUNNING_MODULES = (
+    "tests/test_plugin_catalogue.py",
+    "tests/author_kit/",
+    "tests/attention/test_cpu_backend.py",
+    "tests/test_cli.py",
+    "tests/test_harness_outcomes.py",
+    "tests/performance/",
+)
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    def rank(item) -> int:
+        path = item.nodeid.split("::", 1)[0]
+        return next((i for i, m in enumerate(LONG_RUNNING_MODULES) if path.startswith(m)),
+                    len(LONG_RUNNING_MODULES))
+
+    items.sort(key=rank)  # stable: each module keeps its own order
+
+
 @dataclasses.dataclass
 class KitRun:
     """A finished ``pytest --platform`` (or ``conformance``) run in a child process."""
