@@ -30,15 +30,12 @@ from __future__ import annotations
 import dataclasses
 import functools
 import itertools
-import os
-import tempfile
 import warnings
-from pathlib import Path
 from typing import ClassVar
 
 import torch
 
-from conformance.bridges.vllm.config import write_model_config
+from conformance.bridges.vllm.config import model_config_folder, restored_environment
 from conformance.bridges.vllm.packing import derive_unpacking
 from conformance.bridges.vllm.platform import BridgeLimitation
 from conformance.contract.attention import (
@@ -256,15 +253,6 @@ def _check_layout(backend: type) -> None:
 
 
 @functools.cache
-def _model_folder() -> tempfile.TemporaryDirectory:
-    """A folder holding only the kit model's config.json, what ``ModelConfig`` reads;
-    removed when the process exits."""
-    folder = tempfile.TemporaryDirectory(prefix="conformance-vllm-attention-")
-    write_model_config(MODEL, Path(folder.name))
-    return folder
-
-
-@functools.cache
 def _vllm_config(dtype: torch.dtype, block_size: int, kv_cache_dtype: str):
     """The ``VllmConfig`` of a model of ``dtype`` with blocks of ``block_size``, shared
     by the layers built for it (each registers under its own name). Building it runs
@@ -272,16 +260,12 @@ def _vllm_config(dtype: torch.dtype, block_size: int, kv_cache_dtype: str):
     the environment is put back, as the kit's later tests must not see it changed."""
     from vllm.config import CacheConfig, ModelConfig, VllmConfig
 
-    environment = dict(os.environ)
-    try:
+    with restored_environment():
         return VllmConfig(
-            model_config=ModelConfig(model=_model_folder().name,
+            model_config=ModelConfig(model=model_config_folder(MODEL),
                                      dtype=str(dtype).removeprefix("torch."),
                                      skip_tokenizer_init=True),
             cache_config=CacheConfig(block_size=block_size, cache_dtype=kv_cache_dtype))
-    finally:
-        os.environ.clear()
-        os.environ.update(environment)
 
 
 @functools.cache

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import atexit
 import concurrent.futures
+import contextlib
 import functools
 import json
 import multiprocessing
@@ -67,6 +68,31 @@ def write_model_config(model: str, folder: Path) -> str:
     return str(folder)
 
 
+@functools.cache
+def model_config_folder(model: str) -> str:
+    """A folder holding only the kit model's ``config.json`` (what ``ModelConfig``
+    reads: the weights are never loaded through it), made once per process and
+    removed when the process exits."""
+    folder = tempfile.TemporaryDirectory(prefix=f"conformance-vllm-{model}-config-")
+    atexit.register(folder.cleanup)
+    return write_model_config(model, Path(folder.name))
+
+
+@contextlib.contextmanager
+def restored_environment():
+    """Undo what the block does to ``os.environ`` (vLLM's config hook rewrites it);
+    the dict yielded then holds each variable it changed (None: removed)."""
+    before = dict(os.environ)
+    changed: dict[str, str | None] = {}
+    try:
+        yield changed
+    finally:
+        changed.update({k: v for k, v in os.environ.items() if before.get(k) != v})
+        changed.update({k: None for k in before.keys() - os.environ.keys()})
+        os.environ.clear()
+        os.environ.update(before)
+
+
 def _build_vllm_config(platform_name: str, request: dict) -> dict:
     """In the child: build the ``VllmConfig``; what it became, and the environment
     changes, which are then undone."""
@@ -75,13 +101,11 @@ def _build_vllm_config(platform_name: str, request: dict) -> dict:
     getattr(bridged, platform_name)  # makes vLLM's platform current in this process
     from vllm.config import CacheConfig, ModelConfig, ParallelConfig, VllmConfig
 
-    before = dict(os.environ)
     answer: dict = {}
-    try:
-        with tempfile.TemporaryDirectory() as folder:
+    with restored_environment() as changed:
+        try:
             model_config = ModelConfig(
-                # Only the config: the weights are never loaded here.
-                model=write_model_config(request["model"], Path(folder)), dtype=request["dtype"],
+                model=model_config_folder(request["model"]), dtype=request["dtype"],
                 quantization=request["quantization"], max_model_len=request["max_model_len"],
                 skip_tokenizer_init=True)
             vllm_config = VllmConfig(
@@ -89,12 +113,9 @@ def _build_vllm_config(platform_name: str, request: dict) -> dict:
                 cache_config=CacheConfig(block_size=request["block_size"],
                                          cache_dtype=request["kv_cache_dtype"]),
                 parallel_config=ParallelConfig(tensor_parallel_size=request["tensor_parallel_size"]))
-        answer["block_size"] = vllm_config.cache_config.block_size
-    except Exception as exc:
-        answer["refusal"] = f"{type(exc).__name__}: {' '.join(str(exc).split())}"
-        answer["refusal_is_value_error"] = isinstance(exc, ValueError)
-    answer["environment"] = {k: v for k, v in os.environ.items() if before.get(k) != v}
-    answer["environment"].update({k: None for k in before.keys() - os.environ.keys()})
-    os.environ.clear()
-    os.environ.update(before)
+            answer["block_size"] = vllm_config.cache_config.block_size
+        except Exception as exc:
+            answer["refusal"] = f"{type(exc).__name__}: {' '.join(str(exc).split())}"
+            answer["refusal_is_value_error"] = isinstance(exc, ValueError)
+    answer["environment"] = changed
     return answer
