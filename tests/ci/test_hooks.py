@@ -81,6 +81,20 @@ def test_pre_exit_kills_a_process_that_ignores_sigterm(started):
     assert "ignored SIGTERM" in result.stdout
 
 
+def test_a_process_that_survives_sigkill_is_named():
+    # A process in uninterruptible sleep cannot be made without privileges, so the
+    # library is told that the (nonexistent) pid never stops running.
+    script = (f"source {HOOKS}/conformance-cleanup.bash\n"
+              "conformance_alive() { true; }\nCONFORMANCE_KILL_SETTLE_SECONDS=0\n"
+              "conformance_kill 999999999")
+    result = subprocess.run(["bash", "-c", script], env=env(CONFORMANCE_KILL_GRACE_SECONDS="0"),
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert "ignored SIGTERM: 999999999" in result.stdout
+    assert "after SIGKILL (stuck in the kernel" in result.stdout
+    assert result.stdout.rstrip().endswith(": 999999999")
+
+
 def test_pre_exit_leaves_other_jobs_alone(started):
     other = leave_behind(env(BUILDKITE_AGENT_NAME="box1-npu1", BUILDKITE_JOB_ID="job-9"),
                          started)

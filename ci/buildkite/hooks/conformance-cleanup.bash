@@ -6,6 +6,9 @@
 # including processes that leave the job's process group with setsid or a double
 # fork, which the agent's own cleanup misses. Scanning /proc for the marker finds them.
 
+# How long a SIGKILLed process gets to exit before the hooks call it stuck.
+CONFORMANCE_KILL_SETTLE_SECONDS=5
+
 conformance_marker() {
     printf '%s:%s' "${BUILDKITE_AGENT_NAME:-agent}" "${BUILDKITE_JOB_ID:-}"
 }
@@ -74,22 +77,39 @@ conformance_device_holders() {
     done | sort -un
 }
 
-# Sends TERM to the given pids, waits up to CONFORMANCE_KILL_GRACE_SECONDS
-# (default 10) for them to end, then KILLs the rest. Prints what it did.
-conformance_kill() {
-    local pid waited=0 grace=${CONFORMANCE_KILL_GRACE_SECONDS:-10} left
-    [[ $# -gt 0 ]] || return 0
-    echo "conformance hook: stopping leftover processes: $*"
-    kill -TERM "$@" 2>/dev/null || true
-    while (( waited < grace * 10 )); do
+# Prints those of the given pids (after the first argument) still running after up
+# to $1 seconds.
+conformance_still_alive() {
+    local seconds=$1 waited=0 pid left
+    shift
+    while :; do
         left=()
         for pid in "$@"; do conformance_alive "$pid" && left+=("$pid"); done
-        [[ ${#left[@]} -eq 0 ]] && return 0
+        (( ${#left[@]} == 0 || waited >= seconds * 10 )) && break
         sleep 0.1
         waited=$((waited + 1))
     done
+    [[ ${#left[@]} -eq 0 ]] || printf '%s\n' "${left[@]}"
+}
+
+# Sends TERM to the given pids, waits up to CONFORMANCE_KILL_GRACE_SECONDS
+# (default 10) for them to end, then KILLs the rest and waits for those too: a
+# killed process still runs until the kernel schedules its exit, which on a busy
+# host is not at once, and one in uninterruptible sleep (a device driver call)
+# does not exit at all. Prints what it did.
+conformance_kill() {
+    local grace=${CONFORMANCE_KILL_GRACE_SECONDS:-10} left
+    [[ $# -gt 0 ]] || return 0
+    echo "conformance hook: stopping leftover processes: $*"
+    kill -TERM "$@" 2>/dev/null || true
+    mapfile -t left < <(conformance_still_alive "$grace" "$@")
+    [[ ${#left[@]} -gt 0 ]] || return 0
     echo "conformance hook: killing processes that ignored SIGTERM: ${left[*]}"
     kill -KILL "${left[@]}" 2>/dev/null || true
+    mapfile -t left < <(conformance_still_alive "$CONFORMANCE_KILL_SETTLE_SECONDS" "${left[@]}")
+    [[ ${#left[@]} -gt 0 ]] || return 0
+    echo "conformance hook: still running ${CONFORMANCE_KILL_SETTLE_SECONDS} s after SIGKILL" \
+         "(stuck in the kernel, e.g. in a device driver call): ${left[*]}"
 }
 
 # Runs CONFORMANCE_DEVICE_IDLE_CHECK, if the agent sets one: a command that exits 0
