@@ -173,6 +173,10 @@ def test_beside_an_avx2_torch_the_avx2_and_portable_kernels_take_more_rows(monke
     assert ops.max_rows("avx2") == {torch.bfloat16: ops.AMX_MAX_BF16_ROWS, torch.float16: 4}
     monkeypatch.setenv(ops.ONEDNN_ISA_CAP, "AVX512_CORE_BF16")
     assert ops.torch_gemm_isa() == "avx512"
+    monkeypatch.setenv(ops.ONEDNN_ISA_CAP, "AVX10_1_512")
+    assert ops.torch_gemm_isa() == "avx512"
+    monkeypatch.setenv(ops.ONEDNN_ISA_CAP, "AVX10_1_512_AMX")
+    assert ops.torch_gemm_isa() == "amx"
     assert ops.max_rows("avx2") == ops.MAX_ROWS["avx2"]
     monkeypatch.setenv(ops.ONEDNN_ISA_CAP, "avx2")
     assert ops.torch_gemm_isa() == "avx2"

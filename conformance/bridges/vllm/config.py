@@ -18,6 +18,7 @@ import functools
 import json
 import multiprocessing
 import os
+import shutil
 import tempfile
 import warnings
 from pathlib import Path
@@ -68,14 +69,18 @@ def write_model_config(model: str, folder: Path) -> str:
     return str(folder)
 
 
+def folder_removed_at_exit(prefix: str) -> Path:
+    """A new temporary folder, removed (with what it holds) when the process exits."""
+    folder = Path(tempfile.mkdtemp(prefix=prefix))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    return folder
+
+
 @functools.cache
 def model_config_folder(model: str) -> str:
     """A folder holding only the kit model's ``config.json`` (what ``ModelConfig``
-    reads: the weights are never loaded through it), made once per process and
-    removed when the process exits."""
-    folder = tempfile.TemporaryDirectory(prefix=f"conformance-vllm-{model}-config-")
-    atexit.register(folder.cleanup)
-    return write_model_config(model, Path(folder.name))
+    reads: the weights are never loaded through it), made once per process."""
+    return write_model_config(model, folder_removed_at_exit(f"conformance-vllm-{model}-config-"))
 
 
 @contextlib.contextmanager

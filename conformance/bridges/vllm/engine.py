@@ -20,18 +20,14 @@ suite's own rules. Only vLLM's offline API is used: ``LLM``, ``SamplingParams``,
 
 from __future__ import annotations
 
-import atexit
 import concurrent.futures
 import dataclasses
 import functools
 import multiprocessing
 import os
-import shutil
-import tempfile
 import weakref
-from pathlib import Path
 
-from conformance.bridges.vllm.config import write_model_config
+from conformance.bridges.vllm.config import folder_removed_at_exit, write_model_config
 from conformance.bridges.vllm.platform import VllmBridgedPlatform
 from conformance.contract.sampling_params import SamplingParams
 from conformance.reference_engine.llm import DTYPES, paired_requests
@@ -64,8 +60,7 @@ def exported_model(model: str, seed: int) -> str:
         return config.folder
     from safetensors.torch import save_file
 
-    folder = Path(tempfile.mkdtemp(prefix=f"conformance-{model}-seed{seed}-"))
-    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    folder = folder_removed_at_exit(f"conformance-{model}-seed{seed}-")
     write_model_config(model, folder)
     save_file(dict(random_weights(config, seed)), str(folder / "model.safetensors"))
     return str(folder)

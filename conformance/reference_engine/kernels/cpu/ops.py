@@ -53,13 +53,14 @@ def torch_gemm_isa() -> str:
     """What torch's half-precision GEMM runs on here: ``amx``, ``avx512`` or ``avx2``
     (which also stands for anything smaller, and for non-x86 CPUs)."""
     flags = set(native.isa_flags())
-    cap = os.environ.get(ONEDNN_ISA_CAP, "ALL").strip().upper() or "ALL"
-    if cap == "ALL" or "AMX" in cap:
-        if "amx_bf16" in flags:
-            return "amx"
-    if (cap == "ALL" or cap.startswith("AVX512")) and "avx512bw" in flags:
-        return "avx512"
-    return "avx2"
+    cap = os.environ.get(ONEDNN_ISA_CAP, "").strip().upper() or "ALL"
+    # oneDNN's cap names: AVX2..., AVX512_CORE..., AVX10_1_512... (AVX-512 under its
+    # newer name), with _AMX in those that allow the tiles.
+    if cap != "ALL" and not cap.startswith(("AVX512", "AVX10")):
+        return "avx2"
+    if "amx_bf16" in flags and (cap == "ALL" or "AMX" in cap):
+        return "amx"
+    return "avx512" if "avx512bw" in flags else "avx2"
 
 
 def describe_torch() -> str:
