@@ -5,10 +5,10 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
+import patience
 import pytest
 from plugins import catalogue
 
@@ -27,27 +27,21 @@ def pytest_configure(config) -> None:
         torch.set_num_threads(threads)
 
 
-#: Modules whose tests run whole suites in child processes (up to minutes each), by
-#: their share of the run: collected first, so that under ``-n`` the long tests are
-#: spread over the workers from the start and the short ones fill in after, instead
-#: of one worker finishing a long one alone at the end.
-LONG_RUNNING_MODULES = (
-    "tests/test_plugin_catalogue.py",
-    "tests/author_kit/",
-    "tests/attention/test_cpu_backend.py",
-    "tests/test_cli.py",
-    "tests/test_harness_outcomes.py",
-    "tests/performance/",
-)
+#: Fixtures that start kit runs in child processes: a test using one is a ``kit_run``
+#: test (seconds to minutes each), left out of the fast loop ``-m "not kit_run"``.
+KIT_RUN_FIXTURES = frozenset({"run_kit", "run_kit_batch", "kit"})
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items) -> None:
-    def rank(item) -> int:
-        path = item.nodeid.split("::", 1)[0]
-        return next((i for i, m in enumerate(LONG_RUNNING_MODULES) if path.startswith(m)),
-                    len(LONG_RUNNING_MODULES))
-
-    items.sort(key=rank)  # stable: each module keeps its own order
+    """Mark the ``kit_run`` tests (before ``-m`` selects by marks) and collect them
+    first: under ``-n`` the long runs are then spread over the workers from the start
+    and the short tests fill in after, instead of one worker finishing a long run
+    alone at the end."""
+    for item in items:
+        if KIT_RUN_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.kit_run)
+    items.sort(key=lambda item: item.get_closest_marker("kit_run") is None)  # stable
 
 
 @dataclasses.dataclass
@@ -85,19 +79,42 @@ def kit_env(plugin_site) -> dict[str, str]:
     return env
 
 
+RECORD_NAME = "run.record.json"
+
+
 @pytest.fixture
 def run_kit(tmp_path, kit_env):
     """Run ``python -m pytest ARGS`` (or another module) in an empty folder, as a
-    plugin author would, and return the outcome with its record."""
+    plugin author would, and return the outcome with its record (``run.record.json``
+    in that folder). The child is waited on while its output or record grows."""
 
-    def run(*args: str, module: str = "pytest", env: dict | None = None,
-            timeout: float = 300) -> KitRun:
-        record = tmp_path / "run.record.json"
-        completed = subprocess.run(
-            [sys.executable, "-m", module, *args],
-            cwd=tmp_path, env=env or kit_env, capture_output=True, text=True,
-            timeout=timeout,
-        )
-        return KitRun(completed.returncode, completed.stdout + completed.stderr, record)
+    def run(*args: str, module: str = "pytest", env: dict | None = None) -> KitRun:
+        done = patience.run_watched([sys.executable, "-m", module, *args], tmp_path / "streams",
+                                    watched=[tmp_path / RECORD_NAME], cwd=tmp_path, env=env or kit_env)
+        return KitRun(done.returncode, done.stdout + done.stderr, tmp_path / RECORD_NAME)
+
+    return run
+
+
+@pytest.fixture
+def run_kit_batch(tmp_path, kit_env):
+    """``run_kit_batch({name: pytest args})``: each entry run as ``run_kit`` would,
+    in a folder of its own, but all in one child process (``plugins/batch_runner.py``),
+    which starts Python, torch and the suites once instead of once per plugin."""
+
+    def run(runs: dict[str, list[str]]) -> dict[str, KitRun]:
+        folders = {name: tmp_path / name for name in runs}
+        plan = tmp_path / "plan.json"
+        plan.write_text(json.dumps({"runs": [
+            {"name": name, "folder": str(folders[name]), "args": [*args, f"--conformance-record={RECORD_NAME}"]}
+            for name, args in runs.items()]}))
+        watched = [p for folder in folders.values() for p in (folder / "output.txt", folder / RECORD_NAME)]
+        done = patience.run_watched([sys.executable, "-m", "batch_runner", str(plan)], tmp_path / "streams",
+                                    watched=watched, cwd=tmp_path, env=kit_env)
+        assert done.returncode == 0, f"the batch runner failed:\n{done.stdout}{done.stderr}"
+        return {name: KitRun(int((folder / "returncode").read_text()),
+                             (folder / "output.txt").read_text(errors="replace"),
+                             folder / RECORD_NAME)
+                for name, folder in folders.items()}
 
     return run

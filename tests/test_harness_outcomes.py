@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import textwrap
 
+import patience
 import pytest
 from plugins import catalogue
 
@@ -92,7 +93,7 @@ def test_crash_or_hang_ends_one_test_only(run_kit, name):
     record is complete and valid."""
     _, contract = catalogue.ISOLATED[name]
     run = run_kit("run", f"--platform={name}", "--record=run.record.json",
-                  "--suite=platform", f"--test-timeout={HANG_TIMEOUT_S}", module="conformance.cli")
+                  "--suite=platform", f"--test-timeout={patience.scaled(HANG_TIMEOUT_S):g}", module="conformance.cli")
     assert run.returncode == NOT_CONFORMANT, run.output
     record = run.record
     assert record["complete"]

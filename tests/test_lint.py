@@ -8,11 +8,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import patience
+
 REPO = Path(__file__).resolve().parent.parent
 
 
 def _run(*command: str, cwd: Path = REPO) -> subprocess.CompletedProcess:
-    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=300)
+    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=patience.scaled(1800))
 
 
 def _lint_imports(cwd: Path) -> subprocess.CompletedProcess:

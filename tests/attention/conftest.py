@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import patience
 import pytest
 import torch
 
@@ -28,7 +29,7 @@ def run_interpreted():
                "PYTHONPATH": os.pathsep.join(filter(None, [str(tests), str(tests / "plugins"),
                                                            os.environ.get("PYTHONPATH")]))}
         child = subprocess.run([sys.executable, "-W", "ignore", "-c", f"import {module}; {module}.{function}()"],
-                               env=env, capture_output=True, text=True, timeout=300)
+                               env=env, capture_output=True, text=True, timeout=patience.scaled(1800))
         assert child.returncode == 0, child.stdout + child.stderr
 
     return run

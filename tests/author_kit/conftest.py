@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import patience
 import pytest
 from plugins import catalogue
 
@@ -39,10 +40,11 @@ def install(tmp_path):
 def kit(tmp_path):
     """``kit(*args, env=..., cwd=...)``: run the ``conformance`` command in a child."""
 
-    def run(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None,
-            timeout: float = 900) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "conformance.cli", *args],
-                              cwd=cwd or tmp_path, env=env, capture_output=True, text=True,
-                              timeout=timeout)
+    runs = iter(range(1_000_000))
+
+    def run(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None
+            ) -> subprocess.CompletedProcess:
+        return patience.run_watched([sys.executable, "-m", "conformance.cli", *args],
+                                    tmp_path / f"kit-streams-{next(runs)}", cwd=cwd or tmp_path, env=env)
 
     return run

@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 
+import patience
 import pytest
 
 ENTRY = {"acme": "acme_plugin:register"}
@@ -67,7 +68,8 @@ def test_starts_green_with_the_reference_components(kit, install, tmp_path):
     assert run.stdout.splitlines()[-1].startswith("CONFORMANT: acme [acme-platform-plugin 0.1.0]")
     assert kit("verify", "acme.record.json", env=env, cwd=package).returncode == 0
     own = subprocess.run([sys.executable, "-m", "pytest", "--platform=acme", "tests", "-q"],
-                         cwd=package, env=env, capture_output=True, text=True, timeout=300)
+                         cwd=package, env=env, capture_output=True, text=True,
+                         timeout=patience.scaled(1800))
     assert own.returncode == 0 and "2 passed" in own.stdout, own.stdout + own.stderr
     pipeline = kit("pipeline", "--fleet", "ci/fleet.toml", env=env, cwd=package)
     assert pipeline.returncode == 0 and "--platform" in pipeline.stdout and "acme" in pipeline.stdout, pipeline.stderr

@@ -9,6 +9,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import patience
 import pytest
 
 from conformance.reference_engine.kernels.cpu import native
@@ -28,8 +29,9 @@ def test_aarch64_variant_builds_and_matches_the_reference(variant, kernel, tmp_p
     program = tmp_path / f"check_{kernel}"
     subprocess.run([CROSS_COMPILER, *native.FLAGS[:1], "-std=c11", "-fno-math-errno", *native.OPENMP,
                     *variant.flags, f"-I{native.SOURCES}", str(CHECKS / f"check_{kernel}.c"),
-                    "-o", str(program), "-lm"], check=True, capture_output=True, timeout=300)
+                    "-o", str(program), "-lm"], check=True, capture_output=True,
+                   timeout=patience.scaled(1800))
     if EMULATOR is None:
         return
-    run = subprocess.run([EMULATOR, "-L", SYSROOT, str(program)], capture_output=True, text=True, timeout=300)
+    run = subprocess.run([EMULATOR, "-L", SYSROOT, str(program)], capture_output=True, text=True, timeout=patience.scaled(1800))
     assert run.returncode == 0 and run.stdout.startswith(f"{variant.name} "), run.stdout + run.stderr

@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import patience
+
 _PROBE = """
 import warnings
 warnings.simplefilter("always")
@@ -23,7 +25,7 @@ def test_a_failing_compiler_warns_once_with_its_exit_status(tmp_path):
     env = {"PATH": "/usr/bin:/bin", "CC": "false", "CONFORMANCE_CACHE_DIR": str(tmp_path),
            "PYTHONPATH": ":".join(sys.path)}
     probe = subprocess.run([sys.executable, "-c", _PROBE], env=env, capture_output=True, text=True,
-                           timeout=120)
+                           timeout=patience.scaled(1800))
     assert probe.returncode == 0, probe.stderr
     count, warning, reason = probe.stdout.strip().splitlines()[-3:]
     assert count == "1", probe.stdout

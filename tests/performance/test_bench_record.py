@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import bench_plugins
+import patience
 import pytest
 from plugins import catalogue
 
@@ -40,7 +41,7 @@ def bench_env(tmp_path_factory) -> dict[str, str]:
 
 def conformance(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "conformance.cli", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=600)
+                          capture_output=True, text=True, timeout=patience.scaled(3600))
 
 
 def bench_run(platform: str, folder: Path, env: dict[str, str]) -> tuple[subprocess.CompletedProcess, Path]:
