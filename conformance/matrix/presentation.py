@@ -7,15 +7,13 @@ worst first.
 
 from __future__ import annotations
 
-GLYPHS = {
-    "passed": "✔", "failed": "✘", "error": "⚠", "crashed": "☠", "timed_out": "◷",
-    "not_supported": "⊘", "waived": "≈", "not_run": "∅",
-}
+from conformance.results import outcomes
+
+GLYPHS = {str(outcome): glyph for outcome, glyph in outcomes.GLYPHS.items()}
 
 WORDS = {outcome: outcome.replace("_", " ") for outcome in GLYPHS}
 
-SEVERITY = {outcome: rank for rank, outcome in enumerate(
-    ("crashed", "timed_out", "failed", "error", "waived", "not_run", "not_supported", "passed"))}
+SEVERITY = {outcome: rank for rank, outcome in enumerate(outcomes.SEVERITY)}
 
 CAPABILITY_GLYPHS = {"verified": "✔", "failing": "✘", "unverified": "∅", "not_declared": "·"}
 CAPABILITY_WORDS = {"verified": "declared and verified", "failing": "declared but failing",

@@ -13,7 +13,8 @@ import itertools
 import jinja2
 
 from conformance.matrix import presentation
-from conformance.matrix.model import CELL_OUTCOMES, Matrix
+from conformance.matrix.model import Matrix
+from conformance.results.outcomes import CELL_OUTCOMES
 
 
 def environment() -> jinja2.Environment:
@@ -26,6 +27,7 @@ def environment() -> jinja2.Environment:
     )
     env.globals.update(
         outcomes=CELL_OUTCOMES,
+        failing=[str(outcome) for outcome in FAILING],
         glyph=presentation.GLYPHS.__getitem__,
         word=presentation.WORDS.__getitem__,
         severity=presentation.SEVERITY.__getitem__,

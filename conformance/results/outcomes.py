@@ -1,4 +1,9 @@
-"""The outcome vocabulary of the kit, and how a contract's outcome rolls up."""
+"""The outcome vocabulary of the kit, and how a contract's outcome rolls up.
+
+This module is the one place the vocabulary is defined: the record schema, the
+matrix's model, schema, stylesheet and script take the names, their orders and
+glyphs from here or are tested equal to them (``tests/test_outcomes.py``).
+"""
 
 from __future__ import annotations
 
@@ -32,8 +37,31 @@ PASSED, FAILED, ERROR, CRASHED, TIMED_OUT, NOT_SUPPORTED, WAIVED, SKIPPED = Outc
 OUTCOMES = tuple(Outcome)
 _VALUES = tuple(outcome.value for outcome in OUTCOMES)
 
-#: Outcomes that mean the plugin broke a rule (or the kit could not tell).
+#: Outcomes that mean the plugin broke a rule (or the kit could not tell), most
+#: severe first.
 FAILING = (CRASHED, TIMED_OUT, FAILED, ERROR)
+
+#: Which outcome a contract takes when its tests ended differently: the first of
+#: these present (``roll_up``).
+ROLL_UP_ORDER = (*FAILING, WAIVED, PASSED, NOT_SUPPORTED, SKIPPED)
+
+#: A matrix cell for a contract its record does not show running (absent or skipped):
+#: a status of the published matrix, never of a test.
+NOT_RUN = "not_run"
+
+#: What a matrix cell can say: the outcomes a contract rolls up to that report a
+#: verdict, and ``not_run`` in place of ``skipped``.
+CELL_OUTCOMES = (*(o.value for o in OUTCOMES if o is not SKIPPED), NOT_RUN)
+
+#: Cells from the worst to the best, for sorting: failures, then what is not a pass
+#: (waived, never run, declared unsupported), then passes.
+SEVERITY = (*(o.value for o in FAILING), WAIVED.value, NOT_RUN, NOT_SUPPORTED.value, PASSED.value)
+
+#: A glyph per status, so a status reads without colour.
+GLYPHS = {
+    PASSED: "✔", FAILED: "✘", ERROR: "⚠", CRASHED: "☠", TIMED_OUT: "◷",
+    NOT_SUPPORTED: "⊘", WAIVED: "≈", SKIPPED: "-", NOT_RUN: "∅",
+}
 
 #: Skip reasons that start with this are declared opt-outs (``not_supported``), never
 #: plain skips and never passes.
@@ -49,7 +77,7 @@ def roll_up(outcomes: Iterable[str]) -> str:
     ``not_supported`` or ``skipped``.
     """
     present = set(outcomes)
-    for outcome in (*FAILING, WAIVED, PASSED, NOT_SUPPORTED, SKIPPED):
+    for outcome in ROLL_UP_ORDER:
         if outcome in present:
             return outcome
     raise ValueError("a contract needs at least one test outcome to roll up")
