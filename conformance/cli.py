@@ -10,7 +10,7 @@
 - ``conformance contracts`` prints the mustpass list: every required contract and
   the rule it checks.
 - ``conformance pipeline`` prints the Buildkite pipeline for a fleet of device agents,
-  and holds the commands its jobs run (``conformance/ci/cli.py``).
+  and holds the commands its jobs run (``conformance/ci/buildkite/cli.py``).
 - ``conformance matrix build RECORDS... -o SITE`` writes the support matrix;
   ``conformance matrix check matrix/records`` reviews submitted records
   (``conformance/matrix/cli.py``).
@@ -30,7 +30,7 @@ import sys
 from pathlib import Path
 
 from conformance._version import __version__
-from conformance.ci import cli as pipeline_cli
+from conformance.ci.buildkite import cli as pipeline_cli
 from conformance.matrix import cli as matrix_cli
 from conformance.performance import recording as performance
 from conformance.scaffold import cli as init_cli

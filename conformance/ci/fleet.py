@@ -18,6 +18,16 @@ table per device class::
     soft_fail = true                   # a new backend: its failures do not fail the build
     promote_when = "green on 10 consecutive nightly builds"  # required with soft_fail
     retired = false                    # true: no agent serves the queue any more
+    parallelism = 2                    # optional: the run split over 2 jobs (shards)
+    priority = 5                       # optional: Buildkite job priority (higher first)
+    if = "build.branch == 'main'"      # optional: run only when this condition holds
+    notify = [{ slack = "#npu-ci" }]   # optional: step notifications
+    health_command = "npu-smi info"    # optional: pre-flight vendor health check
+    shared_nodes = ["/dev/davinci_manager"]  # optional: more nodes every job holds
+
+Top-level ``priority``, ``if`` and ``shared_nodes`` are defaults for every device;
+top-level ``notify`` is the build's (``email``, ``slack`` or ``webhook``);
+``test_engine_secret`` names the Buildkite secret holding a Test Engine suite token.
 
 The same description of one device can come from flags (``device_from_flags``).
 Names follow the patterns in ``conformance.ci.names``; anything else in a fleet file
@@ -30,6 +40,7 @@ import dataclasses
 import sys
 from pathlib import Path
 
+from conformance.ci.layout import FIXED_NAMES, generated_names
 from conformance.ci.names import (
     SUITE_PATTERN,
     TAG_NAME_PATTERN,
@@ -69,12 +80,20 @@ class Device:
     promote_when: str | None = None
     retired: bool = False
     retired_reason: str | None = None
+    parallelism: int = 1
+    priority: int | None = None
+    condition: str | None = None  # the step's `if`
+    notify: tuple[tuple[str, str], ...] = ()
+    health_command: str | None = None
+    shared_nodes: tuple[str, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True)
 class Fleet:
     devices: tuple[Device, ...]
     collector_queue: str | None = None
+    notify: tuple[tuple[str, str], ...] = ()
+    test_engine_secret: str | None = None
 
     def active(self) -> tuple[Device, ...]:
         return tuple(d for d in self.devices if not d.retired)
@@ -83,7 +102,21 @@ class Fleet:
         return tuple(d for d in self.devices if d.retired)
 
 
-_FIELDS = {field.name: field for field in dataclasses.fields(Device)}
+#: Field names as a fleet file spells them, where that differs from Device's.
+_SPELLED = {"condition": "if"}
+_FIELDS = [_SPELLED.get(field.name, field.name) for field in dataclasses.fields(Device)]
+#: Top-level keys a device inherits unless it sets its own.
+DEFAULTS = ("priority", "if", "shared_nodes")
+TOP_LEVEL = ("device", "collector_queue", "notify", "test_engine_secret", *DEFAULTS)
+#: Buildkite's job priorities are integers; beyond this they only say "first".
+PRIORITY_RANGE = (-1000, 1000)
+MAX_PARALLELISM = 64
+#: Notification kinds, by where they go: a step's, or the whole build's.
+STEP_NOTIFY = ("slack",)
+BUILD_NOTIFY = ("slack", "email", "webhook")
+#: A device node: an absolute path of plain characters, never a pattern.
+NODE_PATTERN = r"/dev/[A-Za-z0-9_.+/-]{1,100}"
+SECRET_PATTERN = r"[A-Za-z_][A-Za-z0-9_]{0,99}"
 
 
 def _integer(value: object, what: str, low: int, high: int) -> int:
@@ -112,6 +145,30 @@ def _tags(value: object, what: str) -> tuple[tuple[str, str], ...]:
     return tuple(sorted(tags))
 
 
+def _notify(value: object, what: str, kinds: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    if not isinstance(value, list) or not value:
+        raise FleetError(f"{what} must be a non-empty list of {{ KIND = \"target\" }} tables "
+                         f"(KIND: {', '.join(kinds)}), not {shown(value)}")
+    found = []
+    for item in value:
+        if not isinstance(item, dict) or len(item) != 1 or next(iter(item)) not in kinds:
+            raise FleetError(f"{what}: {shown(item)} must be one {{ KIND = \"target\" }} "
+                             f"with KIND one of {', '.join(kinds)}")
+        ((kind, target),) = item.items()
+        found.append((kind, check_text(target, f"{what}: {kind}", limit=200)))
+    return tuple(found)
+
+
+def _nodes(value: object, what: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not value:
+        raise FleetError(f"{what} must be a non-empty list of device paths, not {shown(value)}")
+    for node in value:
+        check_name(node, f"{what}: node", NODE_PATTERN)
+        if "/../" in node + "/" or "/./" in node + "/":
+            raise FleetError(f"{what}: node {shown(node)} must not hold . or .. parts")
+    return tuple(value)
+
+
 def _suites(value: object, what: str) -> tuple[str, ...]:
     if not isinstance(value, list) or not value:
         raise FleetError(f"{what} must be a non-empty list of suite names, not {shown(value)}")
@@ -122,9 +179,13 @@ def make_device(fields: dict, where: str, spelling: dict[str, str] | None = None
     """A checked Device from ``fields`` (a fleet file's table or the flags);
     ``where`` names its origin and ``spelling`` the fields' names there, in errors."""
     def named(field: str) -> str:
-        return (spelling or {}).get(field, field)
+        return (spelling or {}).get(field, _SPELLED.get(field, field))
 
+    if not isinstance(fields, dict):
+        raise FleetError(f"{where} must be a table of fields, not {shown(fields)}")
     unknown = sorted(set(fields) - set(_FIELDS))
+    fields = {name: fields[_SPELLED.get(name, name)] for name in
+              [f.name for f in dataclasses.fields(Device)] if _SPELLED.get(name, name) in fields}
     if unknown:
         raise FleetError(f"{where}: unknown field {unknown[0]!r} "
                          f"(known: {', '.join(_FIELDS)})")
@@ -150,6 +211,12 @@ def make_device(fields: dict, where: str, spelling: dict[str, str] | None = None
         "promote_when": check_text,
         "retired": _boolean,
         "retired_reason": check_text,
+        "parallelism": lambda v, w: _integer(v, w, 1, MAX_PARALLELISM),
+        "priority": lambda v, w: _integer(v, w, *PRIORITY_RANGE),
+        "condition": lambda v, w: check_text(v, w, limit=500),
+        "notify": lambda v, w: _notify(v, w, STEP_NOTIFY),
+        "health_command": check_text,
+        "shared_nodes": _nodes,
     }
     for field, check in checks.items():
         if fields.get(field) is not None:
@@ -165,13 +232,29 @@ def make_device(fields: dict, where: str, spelling: dict[str, str] | None = None
     return device
 
 
-def make_fleet(devices: list[Device], collector_queue: str | None, where: str) -> Fleet:
-    """A Fleet, refusing what would make a pipeline that cannot work."""
-    seen: dict[str, Device] = {}
+def _check_generated_names(devices: list[Device], where: str) -> None:
+    """Refuse a device whose generated names (step keys, annotation contexts,
+    meta-data keys, artifact folders) equal, ignoring case, another device's or a
+    fixed one's: Buildkite would reject the upload or one summary would replace
+    another, and two folders differing in case are one on macOS and Windows."""
+    taken = {(kind, name.casefold()): holder for (kind, name), holder in FIXED_NAMES.items()}
+    names = [device.name for device in devices]
+    for name in names:
+        if names.count(name) > 1:
+            raise FleetError(f"{where}: two devices are named {name!r}")
     for device in devices:
-        if device.name in seen:
-            raise FleetError(f"{where}: two devices are named {device.name!r}")
-        seen[device.name] = device
+        for kind, name in generated_names(device.name, device.parallelism):
+            holder = taken.get((kind, name.casefold()))
+            if holder is not None:
+                raise FleetError(f"{where}: device {device.name!r} would have the {kind} "
+                                 f"{name!r}, which is {holder}'s: rename the device")
+            taken[(kind, name.casefold())] = f"device {device.name!r}"
+
+
+def make_fleet(devices: list[Device], where: str, **settings) -> Fleet:
+    """A Fleet, refusing what would make a pipeline that cannot work. ``settings``
+    are the fleet-wide fields of ``Fleet`` (collector_queue, priority, ...)."""
+    _check_generated_names(devices, where)
     retired_queues = {d.queue: d.name for d in devices if d.retired}
     for device in devices:
         if not device.retired and device.queue in retired_queues:
@@ -179,7 +262,7 @@ def make_fleet(devices: list[Device], collector_queue: str | None, where: str) -
                 f"{where}: device {device.name!r} targets queue {device.queue!r}, which "
                 f"device {retired_queues[device.queue]!r} marks retired: no agent would "
                 "take its jobs")
-    fleet = Fleet(tuple(devices), collector_queue)
+    fleet = Fleet(tuple(devices), **settings)
     if not fleet.active():
         raise FleetError(f"{where}: no device left to test (every device is retired)")
     return fleet
@@ -196,19 +279,27 @@ def load_fleet(path: str | Path) -> Fleet:
         raise FleetError(f"{where}: not UTF-8 text") from None
     except tomllib.TOMLDecodeError as exc:
         raise FleetError(f"{where}: not valid TOML: {exc}") from None
-    unknown = sorted(set(data) - {"device", "collector_queue"})
+    unknown = sorted(set(data) - set(TOP_LEVEL))
     if unknown:
         raise FleetError(f"{where}: unknown top-level key {unknown[0]!r} "
-                         "(known: device, collector_queue)")
+                         f"(known: {', '.join(TOP_LEVEL)})")
     entries = data.get("device")
     if not isinstance(entries, list) or not entries:
         raise FleetError(f"{where}: no [[device]] table")
-    devices = [make_device(entry, f"{where}: device {index + 1}")
+    defaults = {key: data[key] for key in DEFAULTS if key in data}
+    devices = [make_device({**defaults, **entry} if isinstance(entry, dict) else entry,
+                           f"{where}: device {index + 1}")
                for index, entry in enumerate(entries)]
-    collector_queue = data.get("collector_queue")
-    if collector_queue is not None:
-        check_name(collector_queue, f"{where}: collector_queue")
-    return make_fleet(devices, collector_queue, where)
+    settings = {}
+    if data.get("collector_queue") is not None:
+        settings["collector_queue"] = check_name(data["collector_queue"],
+                                                 f"{where}: collector_queue")
+    if data.get("notify") is not None:
+        settings["notify"] = _notify(data["notify"], f"{where}: notify", BUILD_NOTIFY)
+    if data.get("test_engine_secret") is not None:
+        settings["test_engine_secret"] = check_name(
+            data["test_engine_secret"], f"{where}: test_engine_secret", SECRET_PATTERN)
+    return make_fleet(devices, where, **settings)
 
 
 def device_from_flags(fields: dict, collector_queue: str | None,
@@ -219,4 +310,4 @@ def device_from_flags(fields: dict, collector_queue: str | None,
     if "platform" in present:
         present.setdefault("name", present["platform"])
     device = make_device(present, "command line", spelling)
-    return make_fleet([device], collector_queue, "command line")
+    return make_fleet([device], "command line", collector_queue=collector_queue)

@@ -10,9 +10,10 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from conformance.ci import agent, markdown
-from conformance.ci.layout import GATE_CONTEXT
-from conformance.ci.verdicts import DeviceVerdict, device_record, judge
+from conformance.ci import markdown
+from conformance.ci.layout import GATE_CONTEXT, verdict_key
+from conformance.ci.publish import Publisher
+from conformance.ci.verdicts import MISSING, DeviceVerdict, device_verdict
 
 
 @dataclasses.dataclass(frozen=True)
@@ -20,16 +21,27 @@ class GateEntry:
     device: str
     verdict: DeviceVerdict
     promote_when: str | None  # None: required
+    conditional: bool = False  # its step has an `if`: no record may mean "skipped"
 
     @property
     def blocks(self) -> bool:
+        if self.conditional and self.verdict.word == MISSING:
+            return False
         return self.promote_when is None and not self.verdict.conformant
 
+    @property
+    def status(self) -> str:
+        if self.promote_when is not None:
+            return f"soft-fail until: {self.promote_when}"
+        return "required when run (its step has an if)" if self.conditional else "required"
 
-def evaluate(results: Path, required: list[str],
-             soft_fail: list[tuple[str, str]]) -> list[GateEntry]:
-    entries = [GateEntry(name, judge(device_record(results, name)), None) for name in required]
-    entries += [GateEntry(name, judge(device_record(results, name)), rule)
+
+def evaluate(results: Path, required: list[str], soft_fail: list[tuple[str, str]],
+             conditional: list[str] = ()) -> list[GateEntry]:
+    entries = [GateEntry(name, device_verdict(results, name), None) for name in required]
+    entries += [GateEntry(name, device_verdict(results, name), None, conditional=True)
+                for name in conditional]
+    entries += [GateEntry(name, device_verdict(results, name), rule)
                 for name, rule in soft_fail]
     return entries
 
@@ -51,20 +63,23 @@ def render(entries: list[GateEntry]) -> str:
         headline = "passed: every required device is conformant"
     if soft:
         headline += f"; soft-failing, not counted: {', '.join(soft)}"
-    rows = [[entry.device,
-             "required" if entry.promote_when is None
-             else f"soft-fail until: {entry.promote_when}",
-             entry.verdict.word, entry.verdict.line]
+    rows = [[entry.device, entry.status, entry.verdict.word, entry.verdict.line]
             for entry in entries]
     return "\n".join([f"#### conformance gate {markdown.text(headline)}", "",
                       markdown.table(["device", "status", "verdict", "detail"], rows), ""])
 
 
-def gate(results: Path, required: list[str], soft_fail: list[tuple[str, str]]) -> int:
-    """Annotate the build with every device's verdict; 1 if a required one fails."""
-    entries = evaluate(results, required, soft_fail)
+def gate(results: Path, required: list[str], soft_fail: list[tuple[str, str]],
+         publisher: Publisher, sharded: tuple[str, ...] = (),
+         conditional: list[str] = ()) -> int:
+    """Annotate the build with every device's verdict; 1 if a required one fails.
+    The verdict words of ``sharded`` devices, whose jobs each saw one shard, are
+    stored here, from their merged records."""
+    entries = evaluate(results, required, soft_fail, conditional)
     for entry in entries:
         kind = "required" if entry.promote_when is None else "soft-fail"
         print(f"conformance gate: {entry.device} ({kind}): {entry.verdict.line}")
-    agent.annotate(render(entries), GATE_CONTEXT, style(entries))
+        if entry.device in sharded:
+            publisher.set_metadata(verdict_key(entry.device), entry.verdict.word)
+    publisher.annotate(render(entries), GATE_CONTEXT, style(entries))
     return 1 if any(entry.blocks for entry in entries) else 0

@@ -4,8 +4,8 @@ Names (devices, plugins, queues, suites, agent tags) are checked against a patte
 and used as they are: they end up in step keys, artifact paths, annotation contexts
 and command lines, and a pattern is the only thing that is safe in all of those at
 once. Free text (a soft-fail promotion rule, a path) is never checked that way; it is
-quoted for the shell with ``shell_word`` and escaped against Buildkite's upload-time
-interpolation with ``for_upload``.
+quoted for the shell with ``shell_word``; a provider escapes what its CI would
+interpolate (Buildkite: ``conformance.ci.buildkite.pipeline.for_upload``).
 """
 
 from __future__ import annotations
@@ -58,10 +58,3 @@ def shown(value: object, limit: int = 60) -> str:
 def shell_word(value: str) -> str:
     """``value`` as one word for bash, whatever it holds."""
     return shlex.quote(value)
-
-
-def for_upload(text: str) -> str:
-    """``text`` as it must be written in a pipeline so that ``buildkite-agent pipeline
-    upload``, which replaces ``$NAME`` by the uploader's environment, leaves it as it is:
-    every ``$`` doubled. Expansion then happens, if at all, in the job's own shell."""
-    return text.replace("$", "$$")

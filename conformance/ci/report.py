@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conformance.ci import agent, markdown
-from conformance.ci.layout import annotation_context, verdict_key
+from conformance.ci import markdown
+from conformance.ci.layout import annotation_context, shard_context, verdict_key
+from conformance.ci.publish import Publisher
 from conformance.ci.verdicts import DeviceVerdict, judge
+from conformance.results.sharding import ShardError, shard_in_command_line
 
 #: Contracts listed by name in a summary; the rest are counted (the record has all).
 LISTED_CONTRACTS = 25
@@ -54,11 +56,44 @@ def render_summary(device_name: str, record_path: Path, verdict: DeviceVerdict,
     return "\n".join(lines)
 
 
-def report(record_path: Path, device_name: str, exit_status: int | None) -> DeviceVerdict:
-    """Annotate the build with the device's summary and store its verdict word."""
+def _shard(verdict: DeviceVerdict) -> tuple[int, int] | None:
+    if verdict.record is None:
+        return None
+    try:
+        return shard_in_command_line(verdict.record["provenance"]["command_line"])
+    except ShardError:
+        return None
+
+
+def shard_verdict(verdict: DeviceVerdict, shard: tuple[int, int]) -> DeviceVerdict:
+    """A shard's own record never holds every contract, so ``conformance verify``
+    calls it NOT CONFORMANT; what it can say is whether its own tests passed. The
+    device's verdict is the collector's, on the merged record."""
+    failing = verdict.contracts_not_passed()
+    word = "shard-failed" if failing else "shard-passed"
+    if not verdict.record["complete"]:
+        word = "shard-incomplete"
+    summary = ", ".join(f"{n} {o}" for o, n in verdict.record["summary"].items())
+    line = (f"{word.upper()}: shard {shard[0]}/{shard[1]}: {summary or 'no tests'}; the "
+            "device's verdict is the collector's, on the merged record")
+    return DeviceVerdict(word, line, verdict.record)
+
+
+def report(record_path: Path, device_name: str, exit_status: int | None,
+           publisher: Publisher) -> DeviceVerdict:
+    """Show the device's summary on the build and store its verdict word; a shard
+    of a sharded run shows its own summary and stores no verdict."""
     verdict = judge(record_path)
+    shard = _shard(verdict)
+    context = annotation_context(device_name)
+    if shard is not None:
+        verdict = shard_verdict(verdict, shard)
+        context = shard_context(device_name, shard[0])
     print(f"conformance: {device_name}: {verdict.line}")
-    agent.annotate(render_summary(device_name, record_path, verdict, exit_status),
-                   annotation_context(device_name), verdict.style)
-    agent.set_metadata(verdict_key(device_name), verdict.word)
+    style = {"shard-passed": "info", "shard-incomplete": "warning"}.get(verdict.word,
+                                                                         verdict.style)
+    publisher.annotate(render_summary(device_name, record_path, verdict, exit_status),
+                       context, style)
+    if shard is None:
+        publisher.set_metadata(verdict_key(device_name), verdict.word)
     return verdict

@@ -1,7 +1,7 @@
-"""A device's verdict in CI: ``conformance verify`` on its record, or "missing".
+"""A device's verdict in CI: ``conformance verify`` on what speaks for it, or "missing".
 
-Both the device step's report and the collector's gate ask this, so the words, the
-annotation styles and the choice of record live here.
+Both a device job's report and the collector's gate ask this, so the words and the
+annotation styles live here; which record speaks for a device is ``collect``'s.
 """
 
 from __future__ import annotations
@@ -10,7 +10,8 @@ import dataclasses
 import json
 from pathlib import Path
 
-from conformance.results.verify import ALLOWED, CONFORMANT, verify_record
+from conformance.ci.collect import Collected, collect
+from conformance.results.verify import ALLOWED, CONFORMANT, INVALID, verify_loaded, verify_record
 
 #: The one-word verdicts stored as build meta-data, by ``conformance verify`` exit code.
 WORDS = {0: "conformant", 1: "not-conformant", 2: "invalid", 3: "incomplete"}
@@ -39,20 +40,32 @@ class DeviceVerdict:
 
 
 def judge(path: Path | None) -> DeviceVerdict:
-    """The verdict on the record at ``path`` (None or absent: no record)."""
+    """The verdict on the one record at ``path`` (None or absent: no record)."""
     if path is None or not path.is_file():
         where = "" if path is None else f" at {path}"
         return DeviceVerdict(MISSING, f"MISSING: no record{where}")
-    verdict = verify_record(path)
-    record = None
-    if verdict.valid:
-        record = json.loads(path.read_text(encoding="utf-8"))
-    return DeviceVerdict(WORDS[verdict.exit_code], verdict.line, record)
+    return judge_collected(Collected(str(path), path=path))
 
 
-def device_record(results: Path, device_name: str) -> Path | None:
-    """The device's record among the downloaded artifacts: its newest, should a
-    retried job have left more than one."""
-    records = sorted((results / device_name).glob("*.record.json"),
-                     key=lambda p: p.stat().st_mtime)
-    return records[-1] if records else None
+def judge_collected(collected: Collected | None) -> DeviceVerdict:
+    """The verdict on what speaks for a device (None: nothing was found)."""
+    if collected is None:
+        return DeviceVerdict(MISSING, "MISSING: no record")
+    if collected.error is not None:
+        return DeviceVerdict(WORDS[INVALID], f"INVALID: {collected.source}: {collected.error}")
+    record = collected.record
+    if record is None:
+        verdict = verify_record(collected.path)
+        if verdict.valid:
+            record = json.loads(collected.path.read_text(encoding="utf-8"))
+    else:
+        verdict = verify_loaded(record, collected.source)
+    line = verdict.line
+    if collected.ignored:
+        line += f" (not used: {', '.join(collected.ignored)})"
+    return DeviceVerdict(WORDS[verdict.exit_code], line, record if verdict.valid else None)
+
+
+def device_verdict(results: Path, device_name: str) -> DeviceVerdict:
+    """The verdict on the device's records among the downloaded artifacts."""
+    return judge_collected(collect(results / device_name))

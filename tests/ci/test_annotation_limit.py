@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ci_helpers import agent_env, conformance
 
-from conformance.ci.agent import ANNOTATION_LIMIT_BYTES, TRUNCATED_NOTE, fit_annotation
+from conformance.ci.buildkite.agent import ANNOTATION_LIMIT_BYTES, TRUNCATED_NOTE, fit_annotation
 
 
 def test_a_body_that_fits_is_unchanged():

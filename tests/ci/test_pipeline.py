@@ -7,9 +7,10 @@ import pytest
 import yaml
 from ci_helpers import EXAMPLE_FLEET, write_fleet
 
+from conformance.ci.buildkite.pipeline import build_pipeline
+from conformance.ci.buildkite.scripts import UNHEALTHY_EXIT, collector_commands, device_commands
+from conformance.ci.buildkite.validate import problems
 from conformance.ci.fleet import load_fleet
-from conformance.ci.pipeline import build_pipeline, collector_commands, device_commands
-from conformance.ci.validate import problems
 
 ONE_DEVICE = """
 [[device]]
@@ -95,11 +96,15 @@ def test_device_steps_target_agents_and_retry_only_lost_agents(tmp_path):
                              "firmware": "1.2"}
     rules = npu["retry"]["automatic"]
     assert {"exit_status": -1, "limit": 2} in rules
-    assert {"exit_status": 255, "limit": 2} in rules
     assert {"signal_reason": "agent_stop", "limit": 2} in rules
-    # No rule that matches a test failure: no "*", no 1, no automatic: true.
-    assert all(set(rule) == {"exit_status", "limit"} and rule["exit_status"] in (-1, 255)
+    assert {"exit_status": UNHEALTHY_EXIT, "limit": 2} in rules
+    # No rule that matches an exit status a plugin can give: no "*", no 1, no 255
+    # (a plugin's exit(-1)), no automatic: true. The unhealthy status the run itself
+    # cannot give: the script reports it as 1.
+    assert all(set(rule) == {"exit_status", "limit"}
+               and rule["exit_status"] in (-1, UNHEALTHY_EXIT)
                or set(rule) == {"signal_reason", "limit"} for rule in rules)
+    assert f"if [[ $$status == {UNHEALTHY_EXIT} ]]" in "\n".join(npu["commands"])
     assert npu["timeout_in_minutes"] == 45
     assert npu["soft_fail"] is True
     assert "cancel_on_build_failing" not in npu
@@ -153,9 +158,11 @@ def test_collector_depends_on_every_device_allowing_failure_and_gates(tmp_path):
     gate = collector_commands(load_fleet(write_fleet(tmp_path, SEVERAL)))[-1]
     assert gate == ("conformance pipeline gate results --required cpu --soft-fail npu-910b "
                     "'green on 10 consecutive nightly builds'")
-    assert any(line.startswith("conformance matrix build results -o site")
+    assert ("conformance pipeline collect results --into collected --device cpu "
+            "--device npu-910b") in collector["commands"]
+    assert any(line.startswith("conformance matrix build collected -o site")
                for line in collector["commands"])
-    assert collector["artifact_paths"] == ["site/**/*"]
+    assert collector["artifact_paths"] == ["site/**/*", "collected/*/*"]
 
 
 def test_every_dollar_is_escaped_for_upload(tmp_path):
@@ -170,5 +177,6 @@ def test_the_bootstrap_pipeline_is_valid_and_uploads_the_example_fleet():
     (only,) = bootstrap["steps"]
     assert only["commands"] == [
         "set -euo pipefail",
-        "conformance pipeline --fleet ci/buildkite/fleet.toml | buildkite-agent pipeline upload",
+        "conformance pipeline --fleet ci/buildkite/fleet.toml --format json "
+        "| buildkite-agent pipeline upload",
     ]

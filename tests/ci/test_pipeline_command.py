@@ -8,7 +8,7 @@ import pytest
 import yaml
 from ci_helpers import EXAMPLE_FLEET, conformance, pipeline_json, write_fleet
 
-from conformance.ci.validate import problems
+from conformance.ci.buildkite.validate import problems
 
 DEVICE = '[[device]]\nname = "npu"\nplatform = "my_npu"\nqueue = "npu"\n'
 

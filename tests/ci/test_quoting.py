@@ -13,9 +13,9 @@ import yaml
 from ci_helpers import conformance, upload_interpolation, write_fleet
 
 from conformance.ci import markdown
+from conformance.ci.buildkite.pipeline import build_pipeline
 from conformance.ci.fleet import load_fleet
 from conformance.ci.names import FleetError
-from conformance.ci.pipeline import build_pipeline
 from conformance.ci.report import render_summary
 from conformance.ci.verdicts import judge
 

@@ -6,7 +6,7 @@ import copy
 
 import pytest
 
-from conformance.ci.validate import lint, problems, schema_problems
+from conformance.ci.buildkite.validate import lint, problems, schema_problems
 
 GOOD = {"steps": [
     {"key": "a", "command": "true", "timeout_in_minutes": 5,

@@ -1,4 +1,5 @@
-"""The few ``buildkite-agent`` calls a job makes: annotate and set meta-data.
+"""The few ``buildkite-agent`` calls a job makes: annotate and set meta-data, the
+Buildkite side of the core's ``Publisher``.
 
 Values are passed as arguments or on stdin, never through a shell.
 """
@@ -7,14 +8,15 @@ from __future__ import annotations
 
 import subprocess
 
+from conformance.ci.publish import STYLES, PublishError
+
 #: Buildkite refuses an annotation body over 1 MiB (counted in UTF-8 bytes).
 ANNOTATION_LIMIT_BYTES = 1024 * 1024
 TRUNCATED_NOTE = ("\n\n*This summary was cut to fit Buildkite's 1 MiB annotation limit; "
                   "the full text is in the build's artifacts.*\n")
-STYLES = ("success", "info", "warning", "error")
 
 
-class AgentError(RuntimeError):
+class AgentError(PublishError):
     """A ``buildkite-agent`` call failed; the message is one line."""
 
 
@@ -39,12 +41,15 @@ def _call(arguments: list[str], stdin: str | None = None) -> None:
                          f"{exc.returncode}") from None
 
 
-def annotate(body: str, context: str, style: str) -> None:
-    """Replace the build's annotation ``context`` with ``body`` (cut to the limit)."""
-    if style not in STYLES:
-        raise ValueError(f"unknown annotation style {style!r}")
-    _call(["annotate", "--context", context, "--style", style], stdin=fit_annotation(body))
+class BuildkiteAgent:
+    """The core's ``Publisher`` through the job's ``buildkite-agent``."""
 
+    def annotate(self, body: str, context: str, style: str) -> None:
+        """Replace the build's annotation ``context`` with ``body`` (cut to the limit)."""
+        if style not in STYLES:
+            raise ValueError(f"unknown annotation style {style!r}")
+        _call(["annotate", "--context", context, "--style", style],
+              stdin=fit_annotation(body))
 
-def set_metadata(key: str, value: str) -> None:
-    _call(["meta-data", "set", key, value])
+    def set_metadata(self, key: str, value: str) -> None:
+        _call(["meta-data", "set", key, value])

@@ -1,10 +1,16 @@
 """``conformance pipeline``: print the Buildkite pipeline; and the commands its jobs run.
 
 - ``conformance pipeline --fleet FILE`` (or ``--platform NAME --queue Q [--tag k=v]...``
-  for one device) prints the pipeline as YAML (``--format json``), checked against
-  Buildkite's schema and the extra rules of ``conformance.ci.validate``.
+  for one device) prints the pipeline as YAML to read, or as JSON (``--format json``)
+  to upload: JSON has no typing questions (YAML 1.1 and 1.2 readers disagree on
+  ``0o17``). Both are checked against Buildkite's schema and the extra rules of
+  ``conformance.ci.buildkite.validate``.
+- ``conformance pipeline preflight --platform P --expect-devices N --output FILE``:
+  the ``pre-command`` hook's health check; exit 1 when the agent is unhealthy.
 - ``conformance pipeline report RECORD --device NAME --exit-status N``: a device job
   annotates the build with its verdict and stores it as meta-data.
+- ``conformance pipeline collect RESULTS --into DIR --device NAME...``: the collector
+  writes the record that speaks for each device (latest attempt, shards merged).
 - ``conformance pipeline gate RESULTS --required NAME... --soft-fail NAME RULE...``:
   the collector annotates every device's verdict; exit 1 if a required one fails.
 - ``conformance pipeline annotate FILE --context C --style S``: annotate with a file
@@ -68,17 +74,36 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     _add_device_flags(parser)
     actions = parser.add_subparsers(dest="pipeline_action", metavar="ACTION")
 
+    check = actions.add_parser("preflight", help="(in pre-command) is this agent healthy?")
+    check.add_argument("--platform", dest="preflight_platform", required=True, metavar="NAME")
+    check.add_argument("--expect-devices", type=int, required=True, metavar="N")
+    check.add_argument("--health-command", metavar="COMMAND", default="")
+    check.add_argument("--health-timeout", type=float, default=120.0, metavar="SECONDS")
+    check.add_argument("--output", type=Path, required=True, metavar="FILE")
+
     report = actions.add_parser("report", help="(in a device job) annotate its verdict")
     report.add_argument("record", type=Path, metavar="RECORD")
     report.add_argument("--device", required=True, metavar="NAME")
     report.add_argument("--exit-status", type=int, metavar="N",
                         help="what conformance run exited with")
+    report.add_argument("--preflight", metavar="FILE", default="",
+                        help="the pre-flight's findings, stamped into the record")
+
+    collect = actions.add_parser("collect", help="(in the collector) one record per device")
+    collect.add_argument("results", type=Path, metavar="RESULTS")
+    collect.add_argument("--into", type=Path, required=True, metavar="DIR")
+    collect.add_argument("--device", action="append", default=[], dest="devices",
+                         metavar="NAME")
 
     gate = actions.add_parser("gate", help="(in the collector) check every device's record")
     gate.add_argument("results", type=Path, metavar="RESULTS")
     gate.add_argument("--required", action="append", default=[], metavar="NAME")
+    gate.add_argument("--conditional", action="append", default=[], metavar="NAME",
+                      help="required when it ran; its step's `if` may have skipped it")
     gate.add_argument("--soft-fail", action="append", default=[], nargs=2,
                       metavar=("NAME", "RULE"))
+    gate.add_argument("--sharded", action="append", default=[], metavar="NAME",
+                      help="a device whose jobs each ran one shard: store its verdict")
 
     annotate = actions.add_parser("annotate", help="annotate the build with a Markdown file")
     annotate.add_argument("file", type=Path, metavar="FILE")
@@ -116,8 +141,8 @@ def _fleet(args: argparse.Namespace):
 
 
 def generate(args: argparse.Namespace) -> int:
-    from conformance.ci.pipeline import build_pipeline
-    from conformance.ci.validate import problems
+    from conformance.ci.buildkite.pipeline import build_pipeline
+    from conformance.ci.buildkite.validate import problems
 
     fleet = _fleet(args)
     for device in fleet.retired():
@@ -137,42 +162,85 @@ def generate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _preflight(args: argparse.Namespace) -> int:
+    from conformance.ci.preflight import preflight, write
+
+    platform = check_name(args.preflight_platform, "--platform")
+    found = preflight(platform, args.expect_devices, args.health_command or None,
+                      args.health_timeout)
+    write(found, args.output)
+    for problem in found.problems:
+        print(f"conformance preflight: agent unhealthy: {problem}", file=sys.stderr)
+    if found.platform_problem:
+        print(f"conformance preflight: not judged here, the run will report it: "
+              f"{found.platform_problem}", file=sys.stderr)
+    return 0 if found.healthy else 1
+
+
 def _report(args: argparse.Namespace) -> int:
+    from conformance.ci.buildkite.agent import BuildkiteAgent
+    from conformance.ci.preflight import stamp
     from conformance.ci.report import report
 
-    report(args.record, check_name(args.device, "--device"), args.exit_status)
+    device = check_name(args.device, "--device")
+    if args.preflight and not stamp(args.record, Path(args.preflight)):
+        print(f"conformance pipeline report: the pre-flight {args.preflight} was not "
+              f"added to {args.record} (one of them is missing or unreadable)", file=sys.stderr)
+    report(args.record, device, args.exit_status, BuildkiteAgent())
+    return 0
+
+
+def _collect(args: argparse.Namespace) -> int:
+    from conformance.ci.collect import RECORD_SUFFIX, collect, write_collected
+
+    if not args.devices:
+        raise FleetError("name the devices: --device NAME")
+    for device in (check_name(name, "--device") for name in args.devices):
+        collected = collect(args.results / device)
+        if collected is None or collected.error is not None:
+            why = "no record" if collected is None else collected.error
+            print(f"conformance collect: {device}: nothing collected: {why}")
+            continue
+        write_collected(collected, args.into / device / f"{device}{RECORD_SUFFIX}")
+        ignored = f" (not used: {', '.join(collected.ignored)})" if collected.ignored else ""
+        print(f"conformance collect: {device}: {collected.source}{ignored}")
     return 0
 
 
 def _gate(args: argparse.Namespace) -> int:
+    from conformance.ci.buildkite.agent import BuildkiteAgent
     from conformance.ci.gate import gate
 
     required = [check_name(name, "--required") for name in args.required]
+    conditional = [check_name(name, "--conditional") for name in args.conditional]
     soft = [(check_name(name, "--soft-fail"), rule) for name, rule in args.soft_fail]
-    if not required and not soft:
-        raise FleetError("name the devices: --required NAME or --soft-fail NAME RULE")
-    return gate(args.results, required, soft)
+    if not required and not soft and not conditional:
+        raise FleetError("name the devices: --required NAME, --conditional NAME or "
+                         "--soft-fail NAME RULE")
+    sharded = tuple(check_name(name, "--sharded") for name in args.sharded)
+    return gate(args.results, required, soft, BuildkiteAgent(), sharded, conditional)
 
 
 def _annotate(args: argparse.Namespace) -> int:
-    from conformance.ci import agent
+    from conformance.ci.buildkite.agent import BuildkiteAgent
 
     try:
         body = args.file.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise FleetError(f"cannot read {args.file}: {getattr(exc, 'strerror', exc)}") from None
-    agent.annotate(body, check_name(args.context, "--context"), args.style)
+    BuildkiteAgent().annotate(body, check_name(args.context, "--context"), args.style)
     return 0
 
 
 def run(args: argparse.Namespace) -> int:
     """Handle ``conformance pipeline``; bad input or a failed agent call is one line."""
-    from conformance.ci.agent import AgentError
+    from conformance.ci.publish import PublishError
 
-    handler = {None: generate, "report": _report, "gate": _gate,
+    handler = {None: generate, "preflight": _preflight, "report": _report,
+               "collect": _collect, "gate": _gate,
                "annotate": _annotate}[args.pipeline_action]
     try:
         return handler(args)
-    except (FleetError, AgentError) as exc:
+    except (FleetError, PublishError) as exc:
         print(f"conformance pipeline: {exc}", file=sys.stderr)
         return ERROR_EXIT

@@ -1,0 +1,103 @@
+"""The pre-flight of a device job: is this agent fit to judge a plugin?
+
+Run by the agent's ``pre-command`` hook before the job's command. It asks the
+platform how many devices it sees (``Platform.device_count``) and compares that with
+the fleet's ``device_count``, and runs the fleet entry's vendor health command
+(``nvidia-smi``, ``npu-smi info``: whatever also prints the driver and firmware
+versions). Either failing makes the agent unhealthy: the hook ends the job with a
+status that is retried on another agent, so a missing GPU never reads as a plugin's
+failure. A plugin that does not load, or whose ``device_count`` raises, is the
+plugin's problem, not the agent's: the pre-flight records it and lets the run judge.
+
+What it found is written as JSON and later stamped into the record's
+``provenance.device.preflight``, so the record says on what hardware state it ran.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import subprocess
+from pathlib import Path
+
+#: Enough of a health command's output to name driver and firmware versions.
+OUTPUT_LIMIT = 4000
+
+
+@dataclasses.dataclass
+class Preflight:
+    expected_devices: int
+    found_devices: int | None = None
+    platform_problem: str | None = None
+    health_command: str | None = None
+    health_exit_status: int | None = None
+    health_output: str = ""
+    problems: list[str] = dataclasses.field(default_factory=list)
+
+    @property
+    def healthy(self) -> bool:
+        return not self.problems
+
+
+def _count_devices(platform: str, found: Preflight) -> None:
+    from conformance.contract.discovery import PlatformPluginError, load_platform
+
+    try:
+        found.found_devices = int(load_platform(platform).device_count())
+    except PlatformPluginError as exc:
+        found.platform_problem = str(exc).splitlines()[0]
+        return
+    except Exception as exc:  # the plugin's own error: the run will report it
+        found.platform_problem = f"device_count() raised {type(exc).__name__}: {exc}"
+        return
+    if found.found_devices < found.expected_devices:
+        found.problems.append(f"the platform sees {found.found_devices} devices, the fleet "
+                              f"expects {found.expected_devices}")
+
+
+def _run_health_command(command: str, timeout: float, found: Preflight) -> None:
+    found.health_command = command
+    try:
+        result = subprocess.run(["bash", "-c", command], capture_output=True, text=True,
+                                timeout=timeout, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        found.problems.append(f"the health command ran over {timeout:g} s")
+        return
+    found.health_exit_status = result.returncode
+    found.health_output = (result.stdout + result.stderr)[:OUTPUT_LIMIT]
+    if result.returncode != 0:
+        last = (result.stdout + result.stderr).strip().splitlines()[-1:] or ["no output"]
+        found.problems.append(f"the health command exited {result.returncode}: {last[0][:200]}")
+
+
+def preflight(platform: str, expected_devices: int, health_command: str | None,
+              health_timeout: float) -> Preflight:
+    found = Preflight(expected_devices)
+    _count_devices(platform, found)
+    if health_command:
+        _run_health_command(health_command, health_timeout, found)
+    return found
+
+
+def write(found: Preflight, path: Path) -> None:
+    data = {**dataclasses.asdict(found), "healthy": found.healthy}
+    path.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+
+
+def stamp(record_path: Path, preflight_path: Path) -> bool:
+    """Copy the pre-flight's findings into the record's ``provenance.device``;
+    False (the record unchanged) when either file is not what it should be."""
+    try:
+        found = json.loads(preflight_path.read_text(encoding="utf-8"))
+        record = json.loads(record_path.read_text(encoding="utf-8"))
+        device = record["provenance"]["device"]
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError):
+        return False
+    if not isinstance(device, dict) or not isinstance(found, dict):
+        return False
+    device["preflight"] = found
+    temporary = record_path.with_name(f".{record_path.name}.{os.getpid()}.tmp")
+    temporary.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+    os.replace(temporary, record_path)
+    return True
