@@ -33,7 +33,7 @@ def test_suite_test_names_its_contract_and_rule(name):
 
 def test_shipped_mustpass_is_current():
     """``results/mustpass.json`` lists exactly the contracts and rules the suites
-    define (regenerate with ``python -m conformance.suites.registry --write``)."""
+    define (regenerate with ``python -m conformance.dev regenerate``)."""
     shipped = json.loads(registry.MUSTPASS_PATH.read_text())
     assert shipped == registry.mustpass()
 

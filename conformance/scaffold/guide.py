@@ -1,16 +1,12 @@
 """The sections of ``docs/plugin-guide.md`` made from the suites: one per suite, each
 contract with the rule it checks (the tests' markers and docstrings, as
-``conformance contracts`` prints them). The rest of the guide is written by hand.
-
-    python -m conformance.scaffold.guide --write   # regenerate the guide's sections
-    python -m conformance.scaffold.guide           # exit 1 when the guide is stale
+``conformance contracts`` prints them). The rest of the guide is written by hand;
+``python -m conformance.dev regenerate`` rewrites the generated part.
 """
 
 from __future__ import annotations
 
-import argparse
 import re
-import sys
 from pathlib import Path
 
 GUIDE = Path(__file__).resolve().parents[2] / "docs" / "plugin-guide.md"
@@ -41,21 +37,6 @@ def with_sections(guide: str) -> str:
     return pattern.sub(lambda _: f"{BEGIN}\n\n{suite_sections()}\n{END}", guide)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="Regenerate or check the plugin guide's suite sections.")
-    parser.add_argument("--write", action="store_true", help=f"rewrite {GUIDE.name}")
-    args = parser.parse_args(argv)
-    current = GUIDE.read_text(encoding="utf-8")
-    updated = with_sections(current)
-    if args.write:
-        GUIDE.write_text(updated, encoding="utf-8")
-        print(f"wrote the suite sections of {GUIDE}")
-        return 0
-    if updated != current:
-        print(f"{GUIDE} is stale: run python -m conformance.scaffold.guide --write")
-        return 1
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+def updated_guide() -> str:
+    """The guide as it must read: its hand-written parts, its sections regenerated."""
+    return with_sections(GUIDE.read_text(encoding="utf-8"))

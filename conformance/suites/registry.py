@@ -2,21 +2,18 @@
 
 A contract's id comes from its tests' ``contract`` markers and its rule from their
 docstrings, so the mustpass list, ``conformance contracts`` and the support
-matrix's rows are generated from one source and cannot drift from what is tested.
-
-    python -m conformance.suites.registry --write   # regenerate the shipped mustpass
+matrix's rows are generated from one source and cannot drift from what is tested
+(``python -m conformance.dev regenerate`` writes the shipped mustpass list).
 """
 
 from __future__ import annotations
 
-import argparse
 import functools
 import importlib
 import inspect
 import json
 import pkgutil
 import re
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -87,20 +84,6 @@ def mustpass() -> dict:
             "contracts": contracts()}
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="Regenerate or check the mustpass list.")
-    parser.add_argument("--write", action="store_true", help=f"write {MUSTPASS_PATH.name}")
-    args = parser.parse_args(argv)
-    text = json.dumps(mustpass(), indent=1) + "\n"
-    if args.write:
-        MUSTPASS_PATH.write_text(text)
-        print(f"wrote {len(contracts())} contracts to {MUSTPASS_PATH}")
-        return 0
-    if MUSTPASS_PATH.read_text() != text:
-        print(f"{MUSTPASS_PATH} is stale: run python -m conformance.suites.registry --write")
-        return 1
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+def mustpass_text() -> str:
+    """``results/mustpass.json`` as it must read."""
+    return json.dumps(mustpass(), indent=1) + "\n"

@@ -11,9 +11,9 @@ from conformance.suites.registry import contracts
 
 def test_the_guide_lists_what_the_suites_check():
     """Rule: the guide's suite sections are exactly what the suites' markers and
-    docstrings generate (regenerate: python -m conformance.scaffold.guide --write)."""
+    docstrings generate (regenerate: python -m conformance.dev regenerate)."""
     text = GUIDE.read_text(encoding="utf-8")
-    assert with_sections(text) == text, "docs/plugin-guide.md is stale: run python -m conformance.scaffold.guide --write"
+    assert with_sections(text) == text, "docs/plugin-guide.md is stale: run python -m conformance.dev regenerate"
     generated = text[text.index(BEGIN):text.index(END)]
     missing = [c for c in contracts() if f"| `{c}` |" not in generated]
     assert not missing and len(contracts()) > 50, missing

@@ -5,16 +5,14 @@ The kit's other contracts still run against a bridged plugin and are shown; a re
 marks them as the kit's stricter rules (``conformance verify`` lists those not passed
 without counting them). Each promise below names where vLLM makes it. Generated into
 ``conformance/results/mustpass-vllm.json`` beside the kit's mustpass list, so
-``conformance verify`` judges a bridged record without importing the bridge:
-
-    python -m conformance.bridges.vllm.profile --write
+``conformance verify`` judges a bridged record without importing the bridge
+(``python -m conformance.dev regenerate`` writes it).
 """
 
 from __future__ import annotations
 
-import argparse
 import json
-import sys
+from pathlib import Path
 
 from conformance.results.verify import profile_path
 from conformance.suites.registry import contracts, mustpass
@@ -59,20 +57,11 @@ def profile() -> dict:
             "promised_by": dict(sorted(PROMISED.items()))}
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="Regenerate or check the vllm mustpass profile.")
-    parser.add_argument("--write", action="store_true")
-    args = parser.parse_args(argv)
-    path, text = profile_path(PROFILE), json.dumps(profile(), indent=1) + "\n"
-    if args.write:
-        path.write_text(text)
-        print(f"wrote {len(PROMISED)} contracts to {path}")
-        return 0
-    if not path.exists() or path.read_text() != text:
-        print(f"{path} is stale: run python -m conformance.bridges.vllm.profile --write")
-        return 1
-    return 0
+def path() -> Path:
+    """Where the profile is shipped."""
+    return profile_path(PROFILE)
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+def profile_text() -> str:
+    """``mustpass-vllm.json`` as it must read."""
+    return json.dumps(profile(), indent=1) + "\n"
