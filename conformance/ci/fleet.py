@@ -115,7 +115,7 @@ MAX_PARALLELISM = 64
 STEP_NOTIFY = ("slack",)
 BUILD_NOTIFY = ("slack", "email", "webhook")
 #: A device node: an absolute path of plain characters, never a pattern.
-NODE_PATTERN = r"/dev/[A-Za-z0-9_.+/-]{1,100}"
+NODE_PATTERN = r"(/[A-Za-z0-9_.+-]{1,60}){1,8}"
 SECRET_PATTERN = r"[A-Za-z_][A-Za-z0-9_]{0,99}"
 
 

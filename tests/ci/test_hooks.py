@@ -1,5 +1,9 @@
 """The agent hooks under bash, against real processes: what a job leaves behind is
-killed, a clean device is required to start, and pre-exit never fails a job."""
+killed, a clean device is required to start, pre-exit never fails a job, and no
+hook touches a process that is not its own agent's job.
+
+Agent names are unique per test run, so two runs of these tests on one host (or an
+agent of a real fleet there) never look like each other's leftovers."""
 
 from __future__ import annotations
 
@@ -7,13 +11,18 @@ import os
 import shutil
 import signal
 import subprocess
+import uuid
 from pathlib import Path
 
 import pytest
 from ci_helpers import REPO
 
 HOOKS = REPO / "ci" / "buildkite" / "hooks"
-JOB = {"BUILDKITE_AGENT_NAME": "box1-npu0", "BUILDKITE_JOB_ID": "job-2"}
+RUN = uuid.uuid4().hex[:12]
+AGENT = f"kit-test-{RUN}-npu0"
+OTHER_AGENT = f"kit-test-{RUN}-npu1"
+JOB = {"BUILDKITE_AGENT_NAME": AGENT, "BUILDKITE_JOB_ID": "job-2"}
+UNHEALTHY = 75
 
 
 def alive(pid: int) -> bool:
@@ -96,7 +105,7 @@ def test_a_process_that_survives_sigkill_is_named():
 
 
 def test_pre_exit_leaves_other_jobs_alone(started):
-    other = leave_behind(env(BUILDKITE_AGENT_NAME="box1-npu1", BUILDKITE_JOB_ID="job-9"),
+    other = leave_behind(env(BUILDKITE_AGENT_NAME=OTHER_AGENT, BUILDKITE_JOB_ID="job-9"),
                          started)
     assert hook("pre-exit", env()).returncode == 0
     assert all(map(alive, other))
@@ -126,17 +135,19 @@ def test_environment_sets_the_visibility_variable_from_tags():
         BUILDKITE_AGENT_META_DATA_DEVICES="2+3",
         BUILDKITE_AGENT_META_DATA_DEVICE_ENV="CUDA_VISIBLE_DEVICES"))
     assert result.returncode == 0, result.stderr
-    assert result.stdout.splitlines()[-1] == "2,3|box1-npu0:job-2"
+    assert result.stdout.splitlines()[-1] == f"2,3|{AGENT}:job-2"
 
 
 def test_environment_without_device_tags_sets_only_the_marker():
     result = job('echo "${CUDA_VISIBLE_DEVICES-unset}|$CONFORMANCE_JOB_MARKER"', env())
-    assert result.stdout.splitlines()[-1] == "unset|box1-npu0:job-2"
+    assert result.stdout.splitlines()[-1] == f"unset|{AGENT}:job-2"
 
 
 @pytest.mark.parametrize("tags, complaint", [
     ({"DEVICES": "0"}, "go together"),
-    ({"DEVICES": "0", "DEVICE_ENV": "X;touch pwned"}, "not a variable name"),
+    ({"DEVICES": "0", "DEVICE_ENV": "X;touch pwned"}, "not a device-visibility variable"),
+    ({"DEVICES": "0", "DEVICE_ENV": "PATH"}, "not a device-visibility variable"),
+    ({"DEVICES": "0", "DEVICE_ENV": "LD_PRELOAD"}, "not a device-visibility variable"),
     ({"DEVICES": "0,1", "DEVICE_ENV": "CUDA_VISIBLE_DEVICES"}, "joined by '+'"),
     ({"DEVICES": "$(touch pwned)", "DEVICE_ENV": "CUDA_VISIBLE_DEVICES"}, "joined by '+'"),
 ])
@@ -149,26 +160,82 @@ def test_environment_refuses_bad_tags(tags, complaint, tmp_path):
     assert not (tmp_path / "pwned").exists()
 
 
-def test_pre_command_stops_an_earlier_jobs_leftovers_and_device_holders(tmp_path, started):
+def hold(node: Path | str, environ: dict[str, str], started: list[int]) -> int:
+    """A process, in a session of its own, that holds ``node`` open and nothing else
+    of this test's (no job marker unless ``environ`` has one)."""
+    with open(node) as opened:
+        process = subprocess.Popen(["sleep", "600"], stdin=opened, env=environ,
+                                   start_new_session=True)
+    started.append(process.pid)
+    return process.pid
+
+
+def marked(agent: str, job: str) -> dict[str, str]:
+    """The environment of a process of ``agent``'s job ``job``."""
+    return env(BUILDKITE_AGENT_NAME=agent, CONFORMANCE_JOB_MARKER=f"{agent}:{job}")
+
+
+def test_pre_command_stops_an_earlier_jobs_leftovers_but_no_one_elses(tmp_path, started):
     device = tmp_path / "npu0"
     device.write_text("")
     earlier = leave_behind(env(BUILDKITE_JOB_ID="job-1"), started)
-    # No marker: found only because it holds the agent's device node.
-    holder = subprocess.Popen(["sleep", "600"], stdin=device.open(), env=env(),
-                              start_new_session=True)
-    started.append(holder.pid)
-    other_agent = leave_behind(env(BUILDKITE_AGENT_NAME="box1-npu1"), started)
+    other_agent = leave_behind(env(BUILDKITE_AGENT_NAME=OTHER_AGENT), started)
     result = hook("pre-command", env(CONFORMANCE_DEVICE_NODES=str(device)))
     assert result.returncode == 0, result.stderr
-    holder.wait(timeout=10)
     assert not any(map(alive, earlier))
     assert all(map(alive, other_agent))
 
 
+def test_a_device_holder_that_is_not_this_agents_job_is_named_and_left_alone(tmp_path, started):
+    device = tmp_path / "npu0"
+    device.write_text("")
+    unmarked = hold(device, env(), started)
+    neighbour = hold(device, marked(OTHER_AGENT, "job-7"), started)
+    result = hook("pre-command", env(CONFORMANCE_DEVICE_NODES=str(device)))
+    assert result.returncode == UNHEALTHY
+    assert f"pid {unmarked} (no job marker) holds {device}" in result.stderr
+    assert f"pid {neighbour} ({OTHER_AGENT}:job-7) holds {device}" in result.stderr
+    assert alive(unmarked) and alive(neighbour)
+
+
+def test_a_process_holding_only_a_shared_node_survives_every_hook(tmp_path, started):
+    device = tmp_path / "npu0"
+    device.write_text("")
+    shared_holder = hold("/dev/null", env(), started)
+    neighbour = hold("/dev/null", marked(OTHER_AGENT, "job-7"), started)
+    environ = env(CONFORMANCE_DEVICE_NODES=str(device))
+    assert hook("pre-command", environ).returncode == 0
+    assert hook("pre-exit", environ).returncode == 0
+    assert alive(shared_holder) and alive(neighbour)
+
+
+@pytest.mark.parametrize("nodes", ["/dev/null*", "/dev/nvidia[0-9]", "relative/npu0",
+                                   "/dev/../etc/passwd", "/dev/npu0 /dev/*"])
+def test_a_pattern_or_odd_path_in_the_device_nodes_is_refused_not_expanded(nodes, started):
+    shared_holder = hold("/dev/null", env(), started)
+    result = hook("pre-command", env(CONFORMANCE_DEVICE_NODES=nodes))
+    assert result.returncode == UNHEALTHY
+    (line, *_) = [line for line in result.stderr.splitlines() if "CONFORMANCE_DEVICE_NODES" in line]
+    assert "is not a plain device path" in line
+    assert "stopping" not in result.stdout and alive(shared_holder)
+
+
+@pytest.mark.parametrize("node, extra", [
+    ("/dev/nvidiactl", {}), ("/dev/kfd", {}), ("/dev/nvidia-caps/nvidia-cap1", {}),
+    ("/dev/davinci_manager", {}),
+    ("/dev/vendor-ctl", {"CONFORMANCE_SHARED_NODES": "/dev/other /dev/vendor-ctl"}),
+    ("/dev/vendor-ctl", {"CONFORMANCE_FLEET_SHARED_NODES": "/dev/vendor-ctl"}),
+])
+def test_a_node_every_job_holds_is_refused_as_a_device_node(node, extra):
+    result = hook("pre-command", env(CONFORMANCE_DEVICE_NODES=f"/dev/npu0 {node}", **extra))
+    assert result.returncode == UNHEALTHY
+    assert f"'{node}' is shared by every job on this box" in result.stderr
+
+
 def test_pre_command_refuses_a_job_while_the_devices_hold_memory():
     result = hook("pre-command", env(CONFORMANCE_DEVICE_IDLE_CHECK="exit 1"))
-    assert result.returncode == 1
-    assert "refusing the job" in result.stderr
+    assert result.returncode == UNHEALTHY
+    assert "agent unhealthy, job refused" in result.stderr
 
 
 def test_pre_command_on_a_clean_agent_lets_the_job_start():

@@ -1,13 +1,20 @@
+# shellcheck shell=bash
 # Functions the conformance agent hooks share; sourced, never run on its own. They
 # work with and without `set -euo pipefail` (a process may end while it is read).
 #
-# Every process of a job carries CONFORMANCE_JOB_MARKER="<agent name>:<job id>",
-# exported by the `environment` hook and inherited by whatever the job starts -
-# including processes that leave the job's process group with setsid or a double
-# fork, which the agent's own cleanup misses. Scanning /proc for the marker finds them.
+# A box runs several agents, each with its own jobs. A hook acts only on processes
+# its own agent's jobs started, and it knows them by CONFORMANCE_JOB_MARKER=
+# "<agent name>:<job id>", exported by the `environment` hook and inherited by
+# whatever the job starts - including processes that leave the job's process group
+# with setsid or a double fork, which the agent's own cleanup misses. Holding one of
+# the agent's device nodes never makes a process the agent's: an unmarked holder
+# (another agent's job, a user's shell) is named and the job refused, never killed.
 
 # How long a SIGKILLed process gets to exit before the hooks call it stuck.
 CONFORMANCE_KILL_SETTLE_SECONDS=5
+# Seconds between SIGTERM and SIGKILL; a hook sets it from
+# CONFORMANCE_KILL_GRACE_SECONDS, checked by conformance_seconds.
+conformance_grace=10
 
 conformance_marker() {
     printf '%s:%s' "${BUILDKITE_AGENT_NAME:-agent}" "${BUILDKITE_JOB_ID:-}"
@@ -40,6 +47,14 @@ conformance_from_hook() {
     return 1
 }
 
+# The job marker in the environment of pid (empty when it has none).
+conformance_marker_of() {
+    local marker
+    marker=$(grep -az -m1 '^CONFORMANCE_JOB_MARKER=' "/proc/$1/environ" 2>/dev/null \
+             | tr -d '\0' || true)
+    printf '%s' "${marker#CONFORMANCE_JOB_MARKER=}"
+}
+
 # Prints "pid marker" for every live process carrying a job marker, except this
 # hook, its ancestors and its helpers.
 conformance_marked_processes() {
@@ -49,8 +64,7 @@ conformance_marked_processes() {
         pid=${environ#/proc/}
         pid=${pid%/environ}
         [[ $ancestors == *" $pid "* ]] && continue
-        marker=$(grep -az -m1 '^CONFORMANCE_JOB_MARKER=' "$environ" 2>/dev/null | tr -d '\0' || true)
-        marker=${marker#CONFORMANCE_JOB_MARKER=}
+        marker=$(conformance_marker_of "$pid")
         [[ -n $marker ]] || continue
         conformance_alive "$pid" || continue
         conformance_from_hook "$pid" && continue
@@ -58,23 +72,33 @@ conformance_marked_processes() {
     done
 }
 
-# Prints the pids of live processes holding one of the files in
-# CONFORMANCE_DEVICE_NODES (space-separated, e.g. "/dev/nvidia0 /dev/nvidia1"),
+# Prints the pids of this agent's processes of jobs other than the current one.
+conformance_earlier_jobs() {
+    local current agent_prefix pid marker
+    current=$(conformance_marker)
+    agent_prefix="${BUILDKITE_AGENT_NAME:-agent}:"
+    conformance_marked_processes | while read -r pid marker; do
+        if [[ $marker == "$agent_prefix"* && $marker != "$current" ]]; then
+            printf '%s\n' "$pid"
+        fi
+    done
+}
+
+# Prints "pid node" for live processes holding one of the nodes given as arguments,
 # except this hook's ancestors.
 conformance_device_holders() {
-    local ancestors node fd pid
-    [[ -n ${CONFORMANCE_DEVICE_NODES:-} ]] || return 0
+    local ancestors node fd pid target
+    [[ $# -gt 0 ]] || return 0
     ancestors=" $(conformance_ancestors | tr '\n' ' ') "
     for fd in /proc/[0-9]*/fd/*; do
         pid=${fd#/proc/}
         pid=${pid%%/*}
         [[ $ancestors == *" $pid "* ]] && continue
-        for node in $CONFORMANCE_DEVICE_NODES; do
-            if [[ $(readlink "$fd" 2>/dev/null) == "$node" ]]; then
-                printf '%s\n' "$pid"
-            fi
+        target=$(readlink "$fd" 2>/dev/null) || continue
+        for node in "$@"; do
+            [[ $target == "$node" ]] && printf '%s %s\n' "$pid" "$node"
         done
-    done | sort -un
+    done | sort -u
 }
 
 # Prints those of the given pids (after the first argument) still running after up
@@ -92,17 +116,17 @@ conformance_still_alive() {
     [[ ${#left[@]} -eq 0 ]] || printf '%s\n' "${left[@]}"
 }
 
-# Sends TERM to the given pids, waits up to CONFORMANCE_KILL_GRACE_SECONDS
-# (default 10) for them to end, then KILLs the rest and waits for those too: a
-# killed process still runs until the kernel schedules its exit, which on a busy
-# host is not at once, and one in uninterruptible sleep (a device driver call)
-# does not exit at all. Prints what it did.
+# Sends TERM to the given pids, waits up to $conformance_grace seconds for them to
+# end, then KILLs the rest and waits for those too: a killed process still runs
+# until the kernel schedules its exit, which on a busy host is not at once, and one
+# in uninterruptible sleep (a device driver call) does not exit at all. Prints what
+# it did.
 conformance_kill() {
-    local grace=${CONFORMANCE_KILL_GRACE_SECONDS:-10} left
+    local left
     [[ $# -gt 0 ]] || return 0
     echo "conformance hook: stopping leftover processes: $*"
     kill -TERM "$@" 2>/dev/null || true
-    mapfile -t left < <(conformance_still_alive "$grace" "$@")
+    mapfile -t left < <(conformance_still_alive "$conformance_grace" "$@")
     [[ ${#left[@]} -gt 0 ]] || return 0
     echo "conformance hook: killing processes that ignored SIGTERM: ${left[*]}"
     kill -KILL "${left[@]}" 2>/dev/null || true
