@@ -4,7 +4,10 @@
   the suites under pytest in a child process, writing the result record (with
   ``--bench``, then its performance figures: ``conformance/performance/``), then
   verifies it.
-- ``conformance verify PATH...`` checks records and prints one verdict line each.
+- ``conformance verify PATH...`` checks records and prints one verdict line each
+  (with ``--allowed-signers FILE``, checks a signed record's key against a keyring).
+- ``conformance release`` records the installed kit as released (its suite hash) in
+  ``conformance/matrix/released_kits.json``.
 - ``conformance plugins`` lists the installed platform plugins and whether each is
   usable here.
 - ``conformance contracts`` prints the mustpass list: every required contract and
@@ -50,6 +53,9 @@ def run(args: argparse.Namespace, pytest_args: list[str]) -> int:
         # Tests run in a worker process: a crash ends one test (recorded as crashed)
         # and a fresh worker carries on, however many times that happens.
         pytest_args = ["-n", "1", *pytest_args]
+    if args.shard:
+        pytest_args = ["-p", "conformance.pytest_plugin.sharding",
+                       f"--conformance-shard={args.shard}", *pytest_args]
     command = [sys.executable, "-m", "pytest", f"--platform={args.platform}",
                f"--conformance-record={record}", "--max-worker-restart=1000000",
                *pytest_args]
@@ -89,15 +95,38 @@ def _call_through_ctrl_c(command: list[str], env: dict[str, str]) -> int:
 
 def verify(args: argparse.Namespace) -> int:
     from conformance.results import verify_record
+    from conformance.results.signing import SigningError, load_keyring
+    from conformance.results.verify import Checking
 
+    try:
+        checking = Checking(
+            vendor_keyring=load_keyring(args.allowed_signers) if args.allowed_signers else None,
+            ci_keyring=load_keyring(args.ci_allowed_signers) if args.ci_allowed_signers else None)
+    except SigningError as exc:
+        print(f"conformance verify: {exc}", file=sys.stderr)
+        return 2
     worst = 0
     for path in args.records:
-        verdict = verify_record(path)
+        verdict = verify_record(path, checking)
         print(verdict.line)
         for problem in verdict.problems[1:]:
             print(f"  also: {problem}")
         worst = max(worst, verdict.exit_code)
     return worst
+
+
+def release(args: argparse.Namespace) -> int:
+    from conformance.matrix.kits import ReleaseError, cut_release
+
+    try:
+        kit, added = cut_release()
+    except ReleaseError as exc:
+        print(f"conformance release: {exc}", file=sys.stderr)
+        return 2
+    state = "released" if added else "was already released"
+    print(f"kit {kit.version} {state}: contract version {kit.contract_version}, "
+          f"{len(kit.contracts)} contracts, suites {kit.suite_hash}")
+    return 0
 
 
 def plugins(args: argparse.Namespace) -> int:
@@ -147,6 +176,9 @@ def build_parser() -> argparse.ArgumentParser:
                             help="where to write the record "
                             "(default: conformance-NAME.record.json)")
     run_parser.add_argument("--bench", action="store_true", help=performance.HELP)
+    run_parser.add_argument("--shard", metavar="K/N",
+                            help="run only shard K of N (1-based) of the tests, split by "
+                            "node id; the collector merges the shards' records into one")
     parser.run_parser = run_parser  # main() refuses mistyped pytest options with its usage
 
     verify_parser = commands.add_parser(
@@ -155,6 +187,17 @@ def build_parser() -> argparse.ArgumentParser:
         "3 valid but incomplete record (the worst of all records given).",
     )
     verify_parser.add_argument("records", nargs="+", metavar="PATH")
+    verify_parser.add_argument("--allowed-signers", metavar="FILE",
+                               help="the vendor's keyring ('SIGNER ssh-ed25519 KEY' lines): a "
+                               "signed record must be signed by one of its keys")
+    verify_parser.add_argument("--ci-allowed-signers", metavar="FILE",
+                               help="the CI's keyring: a record signed by one of its keys is "
+                               "built by CI, and must name its build")
+    commands.add_parser(
+        "release", help="record the installed kit as released (its suite hash) in "
+        "conformance/matrix/released_kits.json",
+        description="Run in the kit's source checkout at a final version, and commit the "
+        "file: the review bot then accepts this kit's records.")
 
     commands.add_parser("plugins", help="list installed platform plugins")
     contracts_parser = commands.add_parser(
@@ -181,7 +224,7 @@ def main(argv: list[str] | None = None) -> int:
         return run(args, extra)
     if extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
-    return {"verify": verify, "plugins": plugins, "contracts": contracts,
+    return {"verify": verify, "release": release, "plugins": plugins, "contracts": contracts,
             "pipeline": pipeline_cli.run, "matrix": matrix_cli.run, "init": init_cli.run}[args.command](args)
 
 

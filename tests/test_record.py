@@ -67,12 +67,12 @@ def test_unknown_outcome_is_refused():
 def test_verify_verdicts(writer):
     """verify: a complete passing record is CONFORMANT, one with a failed contract
     NOT CONFORMANT, an unfinished one INCOMPLETE."""
-    writer.add(RecordedTest("t.py::test_a", "platform.a.b", "passed", 0.1))
+    writer.add(RecordedTest("t.py::test_a", "platform.capabilities.well_formed", "passed", 0.1))
     assert verify_record(writer.path).exit_code == INCOMPLETE
-    writer.add(RecordedTest("t.py::test_b", "platform.a.c", "failed", 0.1, "boom"))
+    writer.add(RecordedTest("t.py::test_b", "platform.config.model_arch", "failed", 0.1, "boom"))
     writer.finish(1)
     verdict = verify_record(writer.path)
-    assert verdict.exit_code == NOT_CONFORMANT and "platform.a.c" in verdict.line
+    assert verdict.exit_code == NOT_CONFORMANT and "platform.config.model_arch" in verdict.line
 
 
 def _every_required_contract(writer, outcome_of=lambda contract: "passed") -> None:
@@ -125,13 +125,17 @@ def _drop_contract(record: dict, contract: str) -> None:
         (lambda r: r["tests"].append(dict(r["tests"][0])), "more than once"),
         (lambda r: r.pop("provenance"), "provenance"),
         (lambda r: r.update(tests=[], contracts={}, summary={}), "no test"),
+        (lambda r: r["tests"][0].update(contract="platform.made.up"), "contract ids that kit"),
+        (lambda r: r["provenance"].update(started_at="yesterday"), "provenance/started_at: 'yesterday'"),
+        (lambda r: r["provenance"]["plugin"].update(name="cpu\u200b"), "provenance/plugin/name"),
     ],
-    ids=["edited-outcome", "other-suites", "bad-outcome", "duplicate", "no-provenance", "empty"],
+    ids=["edited-outcome", "other-suites", "bad-outcome", "duplicate", "no-provenance", "empty",
+         "unknown-contract", "bad-time", "invisible-name"],
 )
 def test_verify_rejects_invalid_records(writer, tamper, complaint):
     """verify: a record edited after the fact, made by other suites, outside the
     schema, with duplicates or with no tests is INVALID, and says why."""
-    writer.add(RecordedTest("t.py::test_a", "platform.a.b", "failed", 0.1))
+    writer.add(RecordedTest("t.py::test_a", "platform.capabilities.well_formed", "failed", 0.1))
     writer.finish(1)
     _rewrite(writer, tamper)
     verdict = verify_record(writer.path)

@@ -26,19 +26,21 @@ class Built:
 
 def build_matrix(paths: Iterable[str | os.PathLike], *, now: datetime.datetime | None = None,
                  stale_days: int = 30, window: int = 10, kits: KnownKits | None = None,
-                 mustpass: dict[str, str] | None = None) -> Built:
+                 mustpass: dict[str, str] | None = None, allow_unreleased: bool = False) -> Built:
     """The matrix of the records under ``paths`` (files or folders).
 
-    ``window`` is how many of a platform line's latest comparable records its
-    transitions and flakiness look at; ``kits`` and ``mustpass`` default to the
-    installed kit's and exist so tests and benchmarks can describe other kits.
+    ``now`` is the verifying clock (no record may lie ahead of it) and the staleness
+    reference; ``window`` is how many of a platform line's latest comparable records
+    its transitions and flakiness look at; ``kits`` and ``mustpass`` default to the
+    installed kit's and exist so tests and benchmarks can describe other kits;
+    ``allow_unreleased`` shows records of kits not released, and the page says so.
     """
     now = now or datetime.datetime.now(datetime.timezone.utc)
     kits = kits or known_kits()
     mustpass = load_mustpass() if mustpass is None else mustpass
-    accepted, rejected = load_records(paths, kits)
+    accepted, rejected = load_records(paths, kits, now, allow_unreleased)
     records = _unique(accepted)
-    lines: dict[tuple[str, str], list[Accepted]] = {}
+    lines: dict[tuple[str, str, str], list[Accepted]] = {}
     for record in sorted(records, key=lambda r: (r.started, str(r.path))):
         lines.setdefault(record.line, []).append(record)
 
@@ -46,14 +48,16 @@ def build_matrix(paths: Iterable[str | os.PathLike], *, now: datetime.datetime |
     contracts = grid.contract_rows(mustpass, records)
     contract_ids = [c.id for c in contracts]
     columns, newest, histories = [], [], []
-    for line in sorted(lines):
+    # Ordered as read: by plugin, then device, then distribution.
+    for line in sorted(lines, key=lambda line: (line[1], line[2], line[0])):
         runs = lines[line]
         column_id = grid.column_id(*line)
         line_history = history.build_history(column_id, runs, contract_ids, href, window)
         diffed = history.compared(runs)[-window:]
         stale = grid.staleness(runs[-1], now, stale_days, kits.installed.contract_version)
         columns.append(grid.build_column(runs[-1], contracts, href[runs[-1].path],
-                                         history.regressions(diffed), line_history.flaky, stale))
+                                         history.regressions(diffed), line_history.flaky, stale,
+                                         now, _unreleased(runs[-1])))
         newest.append(runs[-1])
         histories.append(line_history)
 
@@ -67,6 +71,7 @@ def build_matrix(paths: Iterable[str | os.PathLike], *, now: datetime.datetime |
         contract_version=kits.installed.contract_version,
         stale_days=stale_days,
         stale_rule=stale_rule(stale_days, now, kits.installed.contract_version),
+        unreleased_note=_unreleased_note(allow_unreleased, columns),
         window=window,
         contracts=contracts,
         columns=columns,
@@ -83,6 +88,19 @@ def stale_rule(stale_days: int, now: datetime.datetime, contract_version: str) -
             f"(started before {cutoff}) or was made by a contract version older than this "
             f"kit's ({contract_version}); a stale column says when, and on which kit, it "
             "was last verified.")
+
+
+def _unreleased(record: Accepted) -> str | None:
+    return None if record.released else f"kit {record.provenance['kit_version']} is not released"
+
+
+def _unreleased_note(allowed: bool, columns: list) -> str | None:
+    if not allowed:
+        return None
+    shown = sum(1 for c in columns if c.unreleased)
+    return (f"Built with --allow-unreleased: records of kits that are not released are "
+            f"shown; {shown} of {len(columns)} columns come from one, each marked "
+            "\"unreleased kit\". A published matrix is built without it.")
 
 
 def _unique(records: list[Accepted]) -> list[Accepted]:

@@ -1,4 +1,5 @@
-"""The ``conformance matrix`` subcommands: ``build`` the site, ``check`` submissions."""
+"""The ``conformance matrix`` subcommands: ``build`` the site, ``check`` submissions,
+``sign`` a record for submission."""
 
 from __future__ import annotations
 
@@ -27,6 +28,20 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     check = actions.add_parser(
         "check", help="check records submitted to matrix/records/ (the review bot)")
     check.add_argument("folder", metavar="FOLDER", help="e.g. matrix/records")
+    for action in (build, check):
+        action.add_argument("--allow-unreleased", action="store_true",
+                            help="show records of kits not listed in released_kits.json "
+                            "(a development kit's); the page says so on top and on each column")
+    sign = actions.add_parser(
+        "sign", help="sign a result record with an Ed25519 key (ssh-keygen -t ed25519)",
+        description="Adds a signature over the whole record, in place. Put the public key "
+        "in the allowed_signers file of the record's folder (or, for the CI's key, of the "
+        "records folder) as 'SIGNER ssh-ed25519 KEY'.")
+    sign.add_argument("record", metavar="RECORD")
+    sign.add_argument("--key", required=True, metavar="PRIVATE_KEY",
+                      help="an OpenSSH or PKCS#8 Ed25519 private key file (never commit it)")
+    sign.add_argument("--signer", required=True, metavar="NAME",
+                      help="who signs, as the keyring names them (e.g. the vendor, or ci)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -37,11 +52,14 @@ def run(args: argparse.Namespace) -> int:
 
     if args.matrix_command == "check":
         return _check(args)
+    if args.matrix_command == "sign":
+        return _sign(args)
     if args.stale_days < 0 or args.window < 1:
         print("conformance matrix build: --stale-days must be >= 0 and --window >= 1",
               file=sys.stderr)
         return 2
-    built = build_matrix(args.records, stale_days=args.stale_days, window=args.window)
+    built = build_matrix(args.records, stale_days=args.stale_days, window=args.window,
+                         allow_unreleased=args.allow_unreleased)
     for rejection in built.matrix.rejected:
         print(f"conformance matrix: rejected {rejection.path}: {rejection.reason}", file=sys.stderr)
     try:
@@ -58,11 +76,22 @@ def run(args: argparse.Namespace) -> int:
 def _check(args: argparse.Namespace) -> int:
     from conformance.matrix.check import check_submissions
 
-    count, problems = check_submissions(args.folder)
+    count, problems = check_submissions(args.folder, args.allow_unreleased)
     for problem in problems:
         print(f"conformance matrix check: {problem}", file=sys.stderr)
     if problems:
         print(f"{len(problems)} problems in {count} submitted records")
         return 1
     print(f"{count} submitted records verified; the site builds")
+    return 0
+
+
+def _sign(args: argparse.Namespace) -> int:
+    from conformance.results.signing import SigningError, sign_file
+
+    try:
+        print(sign_file(args.record, args.key, args.signer))
+    except SigningError as exc:
+        print(f"conformance matrix sign: {exc}", file=sys.stderr)
+        return 2
     return 0

@@ -1,9 +1,10 @@
 """The grid: one column per platform line, shown by its newest record, one cell per
 contract.
 
-A contract the record does not show running is ``not_run``, never a pass; an
-incomplete record says how much of the grid it covers; a column whose record is too
-old or of an older contract version says when it was last verified, and on which kit.
+A contract the record does not show running is ``not_run``, never a pass; a waiver
+past its expiry is ``failed``, and says so; an incomplete record says how much of the
+grid it covers; a column whose record is too old or of an older contract version says
+when it was last verified, and on which kit; and every column says who vouches for it.
 """
 
 from __future__ import annotations
@@ -15,19 +16,21 @@ from collections import Counter
 
 from conformance.matrix.kits import version_key
 from conformance.matrix.links import safe_link
-from conformance.matrix.model import CELL_OUTCOMES, Cell, Column, Contract, Waiver
+from conformance.matrix.model import Cell, Column, Contract, Waiver
 from conformance.matrix.performance import performance_of
 from conformance.matrix.sources import Accepted
+from conformance.results import signing, waivers
+from conformance.results.outcomes import CELL_OUTCOMES
 
-#: How the pytest plugin words a waived test's message: "waived: REASON (LINK)".
-_WAIVED = re.compile(r"^waived: (?P<reason>.*) \((?P<link>\S*)\)$", re.DOTALL)
+TRUST_WORDS = {signing.VENDOR: "signed by {signer}", signing.CI: "built by CI",
+               signing.SELF_REPORTED: "self-reported"}
 
 
-def column_id(plugin: str, device: str) -> str:
-    """A slug for anchors and file names; the digest keeps two lines whose names
-    slug alike apart."""
+def column_id(distribution: str, plugin: str, device: str) -> str:
+    """A slug for anchors and file names; the digest of the whole key keeps apart two
+    lines whose names slug alike, or that differ only in their distribution."""
     slug = re.sub(r"[^a-z0-9]+", "-", f"{plugin} {device}".lower()).strip("-")[:40]
-    digest = hashlib.sha256(f"{plugin}\0{device}".encode()).hexdigest()[:8]
+    digest = hashlib.sha256(f"{distribution}\0{plugin}\0{device}".encode()).hexdigest()[:8]
     return f"{slug or 'platform'}-{digest}"
 
 
@@ -36,7 +39,8 @@ def _first_line(text: str) -> str:
 
 
 def cell(contract: str, record: dict, tests: list[dict], regressed_since: str | None,
-         flaky: bool) -> Cell:
+         flaky: bool, expired: dict[str, str] | None = None) -> Cell:
+    """``expired``: the record's contracts whose waiver has expired, with its expiry."""
     entry = record["contracts"].get(contract)
     if entry is None:
         return Cell("not_run", "the record has no test of this contract", None)
@@ -47,9 +51,12 @@ def cell(contract: str, record: dict, tests: list[dict], regressed_since: str | 
         return Cell("not_run", _first_line(f"skipped: {telling['message']}"), duration)
     waiver = None
     if outcome == "waived":
-        match = _WAIVED.match(telling["message"])
-        waiver = (Waiver(match["reason"], safe_link(match["link"])) if match
+        waived = waivers.parse_waived(telling["message"])
+        waiver = (Waiver(waived.reason, safe_link(waived.link), waived.expires,
+                         contract in (expired or {})) if waived
                   else Waiver(telling["message"], None))
+        if waiver.expired:
+            outcome = "failed"
     return Cell(outcome, _first_line(telling["message"]), duration, waiver,
                 regressed_since, flaky)
 
@@ -65,14 +72,16 @@ def staleness(record: Accepted, now: datetime.datetime, stale_days: int,
 
 
 def build_column(record: Accepted, contracts: list[Contract], record_href: str,
-                 regressions: dict[str, str], flaky: list[str], stale: str | None) -> Column:
+                 regressions: dict[str, str], flaky: list[str], stale: str | None,
+                 now: datetime.datetime, unreleased: str | None = None) -> Column:
     data, provenance = record.data, record.provenance
+    expired = waivers.expired_waivers(data, now)
     tests_by_contract: dict[str, list[dict]] = {}
     for test in data["tests"]:
         tests_by_contract.setdefault(test["contract"], []).append(test)
     flaky_set = set(flaky)
     cells = {c.id: cell(c.id, data, tests_by_contract.get(c.id, []), regressions.get(c.id),
-                        c.id in flaky_set)
+                        c.id in flaky_set, expired)
              for c in contracts}
     counts = Counter(c.outcome for c in cells.values())
     ran = sum(1 for c in cells.values() if c.outcome != "not_run")
@@ -92,6 +101,9 @@ def build_column(record: Accepted, contracts: list[Contract], record_href: str,
         verdict_line=record.verdict_line,
         record=record_href,
         ci_build=safe_link((provenance.get("ci") or {}).get("build_url")),
+        trust=record.trust.level,
+        trust_label=TRUST_WORDS[record.trust.level].format(signer=record.trust.signer),
+        unreleased=unreleased,
         partial=None if data["complete"] else f"partial ({ran} of {len(contracts)} contracts)",
         stale=stale,
         counts={o: counts[o] for o in CELL_OUTCOMES if counts[o]},

@@ -79,6 +79,6 @@ def build_history(column: str, records: list[Accepted], contracts: list[str],
                 counts=dict(r.data["summary"]), record=href[r.path],
                 compared=r.path in diffed_paths)
             for r in reversed(records)]
-    plugin, device = records[-1].line
+    _, plugin, device = records[-1].line
     return History(column, plugin, device, runs, transitions(diffed, contracts, href),
                    flaky(diffed, contracts))

@@ -23,6 +23,8 @@ FAILING = ("failed", "error", "crashed", "timed_out")
 class Waiver:
     reason: str
     link: str | None  # an http(s) URL, or None when the record's link is not one
+    expires: str | None = None  # "2026-12-31" or "with kit 0.2.0"
+    expired: bool = False  # past its expiry: the cell counts as failed
 
 
 @dataclasses.dataclass(frozen=True)
@@ -79,6 +81,13 @@ class Column:
     verdict_line: str
     record: str  # the site-relative path of the record copy
     ci_build: str | None
+    #: Who vouches for the record: "vendor" (signed with a key of its folder's
+    #: keyring), "ci" (signed with the CI's key, with a build link) or
+    #: "self_reported" (unsigned); ``trust_label`` says it in words.
+    trust: str
+    trust_label: str
+    #: "kit VERSION is not released" when shown under --allow-unreleased; else None.
+    unreleased: str | None
     partial: str | None  # "partial (N of M contracts)" for an incomplete record
     stale: str | None  # "last verified DATE on kit VERSION" when the stale rule says so
     counts: dict[str, int]  # cells per outcome, over the grid's rows
@@ -151,6 +160,9 @@ class Matrix:
     contract_version: str
     stale_days: int
     stale_rule: str
+    #: What --allow-unreleased let in, or None when the matrix was built from
+    #: released kits' records only.
+    unreleased_note: str | None
     window: int  # comparable records that history, regressions and flakes look at
     contracts: list[Contract]  # the grid's rows, grouped by suite, mustpass order first
     columns: list[Column]

@@ -14,7 +14,7 @@ import jinja2
 
 from conformance.matrix import presentation
 from conformance.matrix.model import Matrix
-from conformance.results.outcomes import CELL_OUTCOMES
+from conformance.results.outcomes import CELL_OUTCOMES, FAILING
 
 
 def environment() -> jinja2.Environment:

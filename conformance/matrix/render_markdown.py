@@ -31,7 +31,10 @@ def _header(column: Column) -> str:
              escape(f"{column.distribution} {column.plugin_version}"),
              *([escape(column.bridged)] if column.bridged else []),
              escape(f"kit {column.kit_version}, contract {column.contract_version}"),
-             escape(presentation.day(column.date)), escape(column.verdict)]
+             escape(presentation.day(column.date)), escape(column.verdict),
+             escape(column.trust_label)]
+    if column.unreleased:
+        parts.append("⚠ unreleased kit: " + escape(column.unreleased))
     if column.partial:
         parts.append(escape(column.partial))
     if column.stale:
@@ -46,12 +49,16 @@ def _cell(column: Column, contract: str) -> str:
         text += f" ▼ regressed (passed {presentation.day(cell.regressed_since)})"
     if cell.flaky:
         text += " ≋ flaky"
+    if cell.waiver and cell.waiver.expired:
+        text += " (waiver expired " + escape(cell.waiver.expires or "") + ")"
     return text
 
 
 def render_markdown(matrix: Matrix) -> str:
     lines = ["# Hardware support matrix", "",
              f"_{matrix.generated.note}_", "", escape(matrix.stale_rule), ""]
+    if matrix.unreleased_note:
+        lines += ["**⚠ Unreleased kits.** " + escape(matrix.unreleased_note), ""]
     if matrix.rejected:
         lines += [f"**{len(matrix.rejected)} records rejected:**", ""]
         lines += [f"- {escape(r.path)}: {escape(r.reason)}" for r in matrix.rejected]

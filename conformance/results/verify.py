@@ -9,14 +9,22 @@
   its other contracts not passed are listed as the kit's stricter rules;
 - 1 ``NOT CONFORMANT``: a valid, complete record in which some contract has another
   outcome, or some required contract never ran;
-- 2 ``INVALID``: not JSON, not matching the schema, made by other suites than the
-  ones installed, or with roll-ups that do not match its tests;
+- 2 ``INVALID``: not JSON, not matching the schema, with a name that does not read as
+  what it is (``identity``), a time that is not RFC 3339 with a zone, out of order or
+  in the future (``timestamps``), made by other suites than the ones installed,
+  naming contract ids this kit does not have, with roll-ups that do not match its
+  tests, or with a signature that does not match its content or its keyring
+  (``signing``);
 - 3 ``INCOMPLETE``: valid, but from a run that never finished (killed or running).
+
+A waiver past its expiry (``waivers``) counts as a failure. Every verdict line ends
+with who vouches for the record: signed by a vendor, built by CI, or self-reported.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import enum
 import functools
 import json
@@ -25,7 +33,7 @@ from importlib import resources
 from pathlib import Path
 
 from conformance.contract.version import CONTRACT_VERSION
-from conformance.results import outcomes, reading
+from conformance.results import identity, outcomes, reading, signing, timestamps, waivers
 from conformance.results.provenance import suite_hash
 from conformance.results.reading import load_schema as load_schema
 from conformance.results.record import roll_up_contracts
@@ -48,6 +56,7 @@ class Verdict:
     exit_code: Status
     line: str
     problems: tuple[str, ...] = ()
+    trust: signing.Trust | None = None  # None when the record is INVALID
 
     @property
     def valid(self) -> bool:
@@ -82,9 +91,42 @@ def _installed_suite_hash() -> str:
     return suite_hash()
 
 
+def field_problems(record: object, now: datetime.datetime | None = None) -> list[str]:
+    """What makes a record unreadable to any kit: off the schema, names that do not
+    read as what they are, bad times. One line each."""
+    return reading.schema_problems(record) or name_and_time_problems(record, now)
+
+
+def name_and_time_problems(record: dict, now: datetime.datetime | None = None) -> list[str]:
+    """``field_problems`` of a record already known to match the schema."""
+    problems = identity.name_problems(record["provenance"])
+    if signing.SIGNATURE_FIELD in record:
+        signer = record[signing.SIGNATURE_FIELD]["signer"]
+        if (problem := identity.name_problem(signer)) is not None:
+            problems.append(f"signature/signer: {identity.shown(signer)} {problem}")
+    return problems + timestamps.time_problems(record, now)
+
+
+def unknown_contracts_problem(record: dict, known: set[str] | frozenset[str], kit: str) -> str | None:
+    """The first contract id the record names that kit ``kit`` (whose ids are
+    ``known``) does not have, and how many such ids it names."""
+    named = [t["contract"] for t in record["tests"] if t["contract"] is not None]
+    unknown = [c for c in dict.fromkeys([*named, *record["contracts"]]) if c not in known]
+    if not unknown:
+        return None
+    return (f"names {len(unknown)} contract ids that kit {kit} does not have, the first "
+            f"{unknown[0]!r}: a record may hold only its kit's contracts")
+
+
 def _consistency_problems(record: dict) -> list[str]:
     problems = []
     provenance = record["provenance"]
+    unknown = unknown_contracts_problem(record, load_mustpass().keys(), provenance["kit_version"])
+    if unknown:
+        return [unknown]  # the roll-up checks below would only repeat it
+    profile = provenance.get("mustpass_profile")
+    if profile is not None and not profile_path(profile).is_file():
+        problems.append(f"names the mustpass profile {profile!r}, which this kit does not ship")
     if provenance["suite_hash"] != _installed_suite_hash():
         problems.append(
             "suite hash differs from the installed suites: the record was made by "
@@ -111,31 +153,55 @@ def _consistency_problems(record: dict) -> list[str]:
     return problems
 
 
-def verify_record(path: str | Path) -> Verdict:
+@dataclasses.dataclass(frozen=True)
+class Checking:
+    """What a verifier checks a record against besides the installed kit: the clock
+    (times may not lie ahead of it) and the keyrings that say whose signature counts
+    (none: a valid signature is reported, its key unchecked)."""
+
+    now: datetime.datetime | None = None
+    vendor_keyring: signing.Keyring | None = None
+    ci_keyring: signing.Keyring | None = None
+
+    def clock(self) -> datetime.datetime:
+        return self.now or datetime.datetime.now(datetime.timezone.utc)
+
+
+def verify_record(path: str | Path, checking: Checking = Checking()) -> Verdict:
     """Check the record at ``path``; see the module docstring for the verdicts."""
     path = Path(path)
     try:
         _, record = reading.read_record(path)
     except reading.UnreadableRecord as exc:
         return Verdict(INVALID, f"INVALID: {path}: {exc}")
-    return verify_loaded(record, path)
+    return verify_loaded(record, path, checking)
 
 
-def verify_loaded(record: object, path: str | Path) -> Verdict:
+def _invalid(path: str | Path, problems: list[str]) -> Verdict:
+    more = f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""
+    return Verdict(INVALID, f"INVALID: {path}: {problems[0]}{more}", tuple(problems))
+
+
+def verify_loaded(record: object, path: str | Path, checking: Checking = Checking()) -> Verdict:
     """The verdict on ``record``, already read from ``path`` (which names it in the
     verdict line) by ``reading.read_record``."""
-    problems = reading.schema_problems(record) or _consistency_problems(record)
+    now = checking.clock()
+    problems = field_problems(record, now) or _consistency_problems(record)
     if problems:
-        more = f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""
-        return Verdict(INVALID, f"INVALID: {path}: {problems[0]}{more}", tuple(problems))
+        return _invalid(path, problems)
+    trust, problem = signing.check_signature(record, checking.vendor_keyring, checking.ci_keyring)
+    if problem:
+        return _invalid(path, [problem])
+    verdict = _judge(record, path, now)
+    return dataclasses.replace(verdict, line=f"{verdict.line}; {trust.describe()}", trust=trust)
 
+
+def _judge(record: dict, path: str | Path, now: datetime.datetime) -> Verdict:
+    """The verdict on a record with nothing invalid about it."""
     plugin = record["provenance"]["plugin"]
     who = f"{plugin['name']} [{plugin['distribution']} {plugin['version']}]"
     profile = record["provenance"].get("mustpass_profile")
     if profile is not None:
-        if not profile_path(profile).is_file():
-            return Verdict(INVALID, f"INVALID: {path}: names the mustpass profile {profile!r}, "
-                                    "which this kit does not ship")
         who += f" under the {profile} mustpass profile"
     summary = ", ".join(f"{n} {o}" for o, n in record["summary"].items()) or "no tests"
     if not record["complete"]:
@@ -144,7 +210,7 @@ def verify_loaded(record: object, path: str | Path) -> Verdict:
             f"INCOMPLETE: {path} is a valid record of a run of {who} that did not "
             f"finish; {len(record['tests'])} tests recorded ({summary})",
         )
-    contracts, required = record["contracts"], load_mustpass(profile)
+    contracts, required = _with_expired_waivers(record, now), load_mustpass(profile)
     not_passed = [c for c, r in contracts.items() if r["outcome"] not in ALLOWED]
     failing = [c for c in not_passed if profile is None or c in required]
     stricter = _stricter([c for c in not_passed if c not in failing], contracts)
@@ -165,6 +231,15 @@ def verify_loaded(record: object, path: str | Path) -> Verdict:
         f"CONFORMANT: {who} on {record['provenance']['device']['name']}: "
         f"{len(record['contracts'])} contracts; tests: {summary}{stricter}{_unverified(record)}",
     )
+
+
+def _with_expired_waivers(record: dict, now: datetime.datetime) -> dict:
+    """The record's contract roll-ups, a waived contract whose waiver has expired
+    counting as failing."""
+    expired = waivers.expired_waivers(record, now)
+    return {contract: ({**entry, "outcome": f"failed (waiver expired {expired[contract]})"}
+                       if contract in expired else entry)
+            for contract, entry in record["contracts"].items()}
 
 
 def _stricter(ids: list[str], contracts: dict) -> str:

@@ -12,7 +12,8 @@ from conformance.matrix.kits import KnownKits, installed_kit
 
 @pytest.fixture(scope="session")
 def kits() -> KnownKits:
-    return KnownKits(installed_kit(), (OLD_RELEASE,))
+    """The installed kit, released, and an earlier release."""
+    return KnownKits(installed_kit(), (installed_kit(), OLD_RELEASE))
 
 
 @pytest.fixture(scope="session")

@@ -25,9 +25,8 @@ from conformance.matrix.kits import Kit
 from conformance.results.verify import load_mustpass
 
 NOW = datetime.datetime(2026, 11, 25, 12, 0, tzinfo=datetime.timezone.utc)
-OLD_RELEASE = Kit("0.0.9", "0.0", "sha256:" + "9" * 64)
-
 CONTRACTS = list(load_mustpass())
+OLD_RELEASE = Kit("0.0.9", "0.0", "sha256:" + "9" * 64, frozenset(CONTRACTS))
 FLAKY, REGRESSED, RECOVERED = "attention.forward.decode", "attention.forward.prefill", "worker.rpc.methods"
 HOSTILE = "<img src=x onerror=alert(1)>"
 
