@@ -110,3 +110,39 @@ def test_the_page_is_complete_without_javascript(browser, site):
     assert all(text.split()[1] in ("passed", "failed", "error", "crashed", "timed", "not", "waived")
                for text in cells)
     context.close()
+
+
+@pytest.fixture(scope="module")
+def vouched_site(tmp_path_factory, kits):
+    """A vendor-signed, a CI-built and a self-reported column."""
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+    from signing_keys import write_keyring
+
+    from conformance.results.signing import sign_record
+
+    vendor, ci = Ed25519PrivateKey.generate(), Ed25519PrivateKey.generate()
+    folder = tmp_path_factory.mktemp("vouched")
+    write_keyring(folder, ("ci", ci))
+    write_keyring(folder / "npu", ("acme", vendor))
+    passing = {c: "passed" for c in CONTRACTS}
+    write_record(folder, "npu/npu.record.json", sign_record(
+        make_record(passing, plugin="npu", device="NPU-9", distribution="acme-npu"), vendor, "acme"))
+    write_record(folder, "cpu/cpu.record.json", sign_record(make_record(
+        passing, ci={"provider": "buildkite", "build_url": "https://buildkite.example/b/1"}), ci, "ci"))
+    write_record(folder, "gpu/gpu.record.json", make_record(passing, plugin="gpu", device="GPU X"))
+    built = build_matrix([folder], now=NOW, kits=kits)
+    return built.matrix, write_site(built, tmp_path_factory.mktemp("vouched-out") / "site")
+
+
+def test_each_column_shows_who_vouches_for_it(browser, vouched_site, tmp_path):
+    matrix, folder = vouched_site
+    page = browser.new_page(viewport={"width": 1400, "height": 700})
+    page.goto((folder / "index.html").as_uri())
+    badges = {c.plugin: page.inner_text(f"#col-{c.id} .trust") for c in matrix.columns}
+    assert badges == {"npu": "signed by acme", "cpu": "built by CI", "gpu": "self-reported"}
+    styles = {c.plugin: page.eval_on_selector(f"#col-{c.id} .trust", "e => getComputedStyle(e).borderStyle")
+              for c in matrix.columns}
+    assert styles["gpu"] == "dashed" and styles["npu"] == "solid"  # the second channel
+    assert page.is_visible("#trust-rule")
+    page.screenshot(path=str(tmp_path / "trust.png"), full_page=False)
+    assert (tmp_path / "trust.png").stat().st_size > 10_000
