@@ -82,7 +82,14 @@ def _validator() -> jsonschema_rs.Validator:
 
 
 def schema_problems(record: object) -> list[str]:
-    """Where ``record`` departs from the record schema, one line per problem."""
+    """Where ``record`` departs from the record schema, one line per problem. Text
+    that is not Unicode (a lone surrogate, which JSON's ``\\ud800`` escape can carry)
+    is refused first: the validator and every page written from a record need
+    encodable text."""
+    try:
+        json.dumps(record, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return [f"holds a lone surrogate {exc.object[exc.start:exc.end]!a}: not Unicode text"]
     return [
         f"{'/'.join(map(str, error.instance_path)) or '<root>'}: {error.message}"
         for error in sorted(_validator().iter_errors(record), key=lambda e: list(map(str, e.instance_path)))

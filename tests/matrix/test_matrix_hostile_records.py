@@ -235,3 +235,21 @@ def test_files_named_like_records_are_named(tmp_path):
     assert sorted(problems) == sorted(
         f"{tmp_path}/cpu/{name}: named like a record but not *.json: rename it to end in .json, "
         "or move it out" for name in ("upper.JSON", "run.record", "run.json.txt"))
+
+
+def test_a_lone_surrogate_is_refused_before_it_reaches_a_page(tmp_path):
+    """Found by the fuzz test: JSON's \\ud800 escape carries text that is not Unicode,
+    which crashed the schema validator and could not be written into a page."""
+    record = passing()
+    record["tests"][0]["message"] = "\ud800"
+    record["contracts"]["x\udfff"] = record["contracts"].pop(CONTRACTS[0])
+    path = write_record(tmp_path, "cpu/surrogate.record.json", record)
+    assert "\\ud800" in path.read_text()  # json.dumps escaped it, as a hostile file would
+    verify = conformance("verify", str(path))
+    assert (verify.returncode, verify.stderr) == (2, "")
+    assert verify.stdout == f"INVALID: {path}: holds a lone surrogate '\\ud800': not Unicode text\n"
+    write_record(tmp_path, "cpu/good.record.json", passing())
+    built = build_matrix([tmp_path], now=NOW)
+    assert [r.reason for r in built.matrix.rejected] == [
+        "off the record schema: holds a lone surrogate '\\ud800': not Unicode text"]
+    write_site(built, tmp_path / "site")
