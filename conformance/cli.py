@@ -56,6 +56,16 @@ def run(args: argparse.Namespace, pytest_args: list[str]) -> int:
     if args.shard:
         pytest_args = ["-p", "conformance.pytest_plugin.sharding",
                        f"--conformance-shard={args.shard}", *pytest_args]
+    if args.shard:
+        from conformance.results.sharding import ShardError, parse_shard
+
+        try:
+            parse_shard(args.shard)
+        except ShardError as exc:
+            print(f"conformance run: {exc}", file=sys.stderr)
+            return 2
+        pytest_args = ["-p", "conformance.pytest_plugin.sharding",
+                       f"--conformance-shard={args.shard}", *pytest_args]
     command = [sys.executable, "-m", "pytest", f"--platform={args.platform}",
                f"--conformance-record={record}", "--max-worker-restart=1000000",
                *pytest_args]
@@ -176,6 +186,9 @@ def build_parser() -> argparse.ArgumentParser:
                             help="where to write the record "
                             "(default: conformance-NAME.record.json)")
     run_parser.add_argument("--bench", action="store_true", help=performance.HELP)
+    run_parser.add_argument("--shard", metavar="K/N",
+                            help="run only shard K of N (1-based) of the tests, split by "
+                            "node id; the collector merges the shards' records into one")
     run_parser.add_argument("--shard", metavar="K/N",
                             help="run only shard K of N (1-based) of the tests, split by "
                             "node id; the collector merges the shards' records into one")

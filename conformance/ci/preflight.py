@@ -19,6 +19,7 @@ import dataclasses
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 #: Enough of a health command's output to name driver and firmware versions.
@@ -40,17 +41,41 @@ class Preflight:
         return not self.problems
 
 
-def _count_devices(platform: str, found: Preflight) -> None:
-    from conformance.contract.discovery import PlatformPluginError, load_platform
+#: Run in a child process: loading a plugin imports torch and the plugin's own code,
+#: which the CI core never imports itself, and a plugin that crashes on load must
+#: not take the pre-flight down with it.
+_COUNT_DEVICES = """
+import json, sys
+from conformance.contract.discovery import PlatformPluginError, load_platform
+try:
+    platform = load_platform(sys.argv[1])
+except PlatformPluginError as exc:
+    print(json.dumps({"problem": str(exc).splitlines()[0]}))
+    sys.exit()
+try:
+    print(json.dumps({"count": int(platform.device_count())}))
+except Exception as exc:  # the plugin's own error: the run will report it
+    print(json.dumps({"problem": f"device_count() raised {type(exc).__name__}: {exc}"}))
+"""
 
+
+def _count_devices(platform: str, found: Preflight, timeout: float) -> None:
     try:
-        found.found_devices = int(load_platform(platform).device_count())
-    except PlatformPluginError as exc:
-        found.platform_problem = str(exc).splitlines()[0]
+        child = subprocess.run([sys.executable, "-c", _COUNT_DEVICES, platform],
+                               capture_output=True, text=True, timeout=timeout,
+                               stdin=subprocess.DEVNULL)
+        answer = json.loads(child.stdout.strip().splitlines()[-1])
+    except subprocess.TimeoutExpired:
+        found.problems.append(f"counting the platform's devices took over {timeout:g} s")
         return
-    except Exception as exc:  # the plugin's own error: the run will report it
-        found.platform_problem = f"device_count() raised {type(exc).__name__}: {exc}"
+    except (ValueError, IndexError):
+        last = (child.stderr.strip().splitlines() or ["no output"])[-1]
+        found.platform_problem = f"loading the platform failed: {last[:200]}"
         return
+    if "problem" in answer:
+        found.platform_problem = answer["problem"]
+        return
+    found.found_devices = answer["count"]
     if found.found_devices < found.expected_devices:
         found.problems.append(f"the platform sees {found.found_devices} devices, the fleet "
                               f"expects {found.expected_devices}")
@@ -74,7 +99,7 @@ def _run_health_command(command: str, timeout: float, found: Preflight) -> None:
 def preflight(platform: str, expected_devices: int, health_command: str | None,
               health_timeout: float) -> Preflight:
     found = Preflight(expected_devices)
-    _count_devices(platform, found)
+    _count_devices(platform, found, health_timeout)
     if health_command:
         _run_health_command(health_command, health_timeout, found)
     return found
