@@ -1,5 +1,6 @@
-"""The ``conformance matrix`` subcommands: ``build`` the site, ``check`` submissions,
-``sign`` a record for submission."""
+"""The ``conformance matrix`` subcommands: ``build`` the site (signed, for a
+collector that publishes it), ``check`` submissions, ``sign`` a record for
+submission, ``verify-site`` a published site's signature."""
 
 from __future__ import annotations
 
@@ -25,6 +26,9 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     build.add_argument("--window", type=int, default=10, metavar="N",
                        help="comparable records per platform that history and flakiness "
                        "look at (default 10)")
+    build.add_argument("--signing-key", metavar="PRIVATE_KEY",
+                       help="sign the site's matrix.json with this Ed25519 key (matrix.json.sig)")
+    build.add_argument("--signer", metavar="NAME", help="who signs, with --signing-key")
     check = actions.add_parser(
         "check", help="check records submitted to matrix/records/ (the review bot)")
     check.add_argument("folder", metavar="FOLDER", help="e.g. matrix/records")
@@ -42,6 +46,11 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                       help="an OpenSSH or PKCS#8 Ed25519 private key file (never commit it)")
     sign.add_argument("--signer", required=True, metavar="NAME",
                       help="who signs, as the keyring names them (e.g. the vendor, or ci)")
+    verify_site = actions.add_parser(
+        "verify-site", help="check the signature of a built site's matrix.json")
+    verify_site.add_argument("site", metavar="SITE")
+    verify_site.add_argument("--allowed-signers", required=True, metavar="FILE",
+                             help="the keyring of those who may publish the matrix")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -54,9 +63,14 @@ def run(args: argparse.Namespace) -> int:
         return _check(args)
     if args.matrix_command == "sign":
         return _sign(args)
+    if args.matrix_command == "verify-site":
+        return _verify_site(args)
     if args.stale_days < 0 or args.window < 1:
         print("conformance matrix build: --stale-days must be >= 0 and --window >= 1",
               file=sys.stderr)
+        return 2
+    if bool(args.signing_key) != bool(args.signer):
+        print("conformance matrix build: --signing-key and --signer go together", file=sys.stderr)
         return 2
     built = build_matrix(args.records, stale_days=args.stale_days, window=args.window,
                          allow_unreleased=args.allow_unreleased)
@@ -70,6 +84,15 @@ def run(args: argparse.Namespace) -> int:
     rejected = len(built.matrix.rejected)
     print(f"wrote {site}/index.html, matrix.md and matrix.json from {len(built.records)} "
           f"records ({len(built.matrix.columns)} platforms; {rejected} rejected)")
+    if args.signing_key:
+        from conformance.matrix.site_signature import sign_site
+        from conformance.results.signing import SigningError
+
+        try:
+            print(sign_site(site, args.signing_key, args.signer))
+        except SigningError as exc:
+            print(f"conformance matrix build: {exc}", file=sys.stderr)
+            return 2
     return 1 if rejected else 0
 
 
@@ -94,4 +117,16 @@ def _sign(args: argparse.Namespace) -> int:
     except SigningError as exc:
         print(f"conformance matrix sign: {exc}", file=sys.stderr)
         return 2
+    return 0
+
+
+def _verify_site(args: argparse.Namespace) -> int:
+    from conformance.matrix.site_signature import check_site
+    from conformance.results.signing import SigningError
+
+    try:
+        print(check_site(args.site, args.allowed_signers))
+    except SigningError as exc:
+        print(f"conformance matrix verify-site: {exc}", file=sys.stderr)
+        return 1
     return 0

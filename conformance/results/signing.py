@@ -13,6 +13,10 @@ Whether that key may speak for a column is the keyring's to say: an ``allowed_si
 file (``PRINCIPAL ssh-ed25519 KEY [comment]`` per line, the layout of OpenSSH's file
 without its options) in the vendor's records folder, and one at the top of the records
 folder for the CI's key. A record without a signature is self-reported.
+
+The collector signs what it publishes the same way: ``sign_bytes`` over the site's
+``matrix.json`` (with another domain prefix, so a signature over one kind of
+content can never pass for the other), checked by ``check_bytes``.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from conformance.results import reading
 
 SIGNATURE_FIELD = "signature"
 _DOMAIN = b"conformance result record, signed form 1\n"
+SITE_DOMAIN = b"conformance matrix site, matrix.json, signed form 1\n"
 #: Read for an encrypted signing key (OpenSSH's encrypted keys also need ``bcrypt``).
 PASSPHRASE_ENV_VAR = "CONFORMANCE_SIGNING_KEY_PASSPHRASE"
 
@@ -78,13 +83,18 @@ def canonical_bytes(record: dict) -> bytes:
                                 ensure_ascii=True).encode("ascii")
 
 
-def sign_record(record: dict, key: Ed25519PrivateKey, signer: str) -> dict:
-    """``record`` with a signature by ``key`` in the name of ``signer``."""
+def sign_bytes(message: bytes, key: Ed25519PrivateKey, signer: str) -> dict:
+    """A signature block (signer, public key, signature) over ``message``."""
     public = key.public_key().public_bytes(serialization.Encoding.OpenSSH,
                                            serialization.PublicFormat.OpenSSH).decode()
-    value = base64.b64encode(key.sign(canonical_bytes(record))).decode()
+    return {"signer": signer, "public_key": public,
+            "value": base64.b64encode(key.sign(message)).decode()}
+
+
+def sign_record(record: dict, key: Ed25519PrivateKey, signer: str) -> dict:
+    """``record`` with a signature by ``key`` in the name of ``signer``."""
     unsigned = {name: field for name, field in record.items() if name != SIGNATURE_FIELD}
-    return {**unsigned, SIGNATURE_FIELD: {"signer": signer, "public_key": public, "value": value}}
+    return {**unsigned, SIGNATURE_FIELD: sign_bytes(canonical_bytes(record), key, signer)}
 
 
 def sign_file(path: str | os.PathLike, key_path: str | os.PathLike, signer: str) -> str:
@@ -156,25 +166,34 @@ def check_signature(record: dict, vendor: Keyring | None = None,
     signature = record.get(SIGNATURE_FIELD)
     if signature is None:
         return Trust(SELF_REPORTED), None
+    trust, problem = check_bytes(canonical_bytes(record), signature, vendor, ci, "record")
+    if problem or trust.level != CI:
+        return trust, problem
+    if not (record["provenance"].get("ci") or {}).get("build_url"):
+        return trust, "signature: signed by the CI's key, but names no CI build (provenance/ci/build_url)"
+    return trust, None
+
+
+def check_bytes(message: bytes, signature: dict, vendor: Keyring | None, ci: Keyring | None,
+                what: str) -> tuple[Trust, str | None]:
+    """Who signed ``message`` with the (schema-valid) ``signature`` block, and the
+    problem (None if none); ``what`` names the content in messages."""
     signer = signature["signer"]
     key = _public_key(signature["public_key"])
     if key is None:
         return Trust(SELF_REPORTED), "signature: public_key is not an ssh-ed25519 public key"
     trust = Trust(UNCHECKED, signer, fingerprint(key))
     try:
-        key.verify(base64.b64decode(signature["value"], validate=True), canonical_bytes(record))
+        key.verify(base64.b64decode(signature["value"], validate=True), message)
     except (InvalidSignature, binascii.Error, ValueError):
-        return trust, (f"signature: does not match the record's content (signed by {signer}, "
-                       f"{trust.key}): the record was changed after it was signed")
+        return trust, (f"signature: does not match the {what}'s content (signed by {signer}, "
+                       f"{trust.key}): the {what} was changed after it was signed")
     if vendor is None and ci is None:
         return trust, None
     raw = _raw(key)
     if vendor is not None and vendor.allows(signer, raw):
         return dataclasses.replace(trust, level=VENDOR), None
     if ci is not None and ci.allows(signer, raw):
-        build = (record["provenance"].get("ci") or {}).get("build_url")
-        if not build:
-            return trust, "signature: signed by the CI's key, but names no CI build (provenance/ci/build_url)"
         return dataclasses.replace(trust, level=CI), None
     where = " or ".join(k.source for k in (vendor, ci) if k is not None)
     return trust, f"signature: key {trust.key} of signer {signer!r} is not allowed by {where}"

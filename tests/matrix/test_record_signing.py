@@ -222,3 +222,37 @@ def test_a_bad_key_or_keyring_is_one_line(tmp_path):
     write_private_key(tmp_path / "key", ACME)
     assert conformance("matrix", "sign", str(record), "--key", str(tmp_path / "key"),
                        "--signer", "acme").returncode == 0
+
+
+def test_the_collector_signs_the_site_it_publishes(vouched_folder, tmp_path):
+    key = write_private_key(tmp_path / "collector_key", CI_KEY)
+    site = tmp_path / "site"
+    build = conformance("matrix", "build", str(vouched_folder), "-o", str(site),
+                        "--signing-key", str(key), "--signer", "ci")
+    assert build.returncode == 0, build.stderr
+    assert build.stdout.splitlines()[-1] == (f"signed {site / 'matrix.json'} as ci "
+                                             f"({signing.fingerprint(CI_KEY.public_key())})")
+    keyring = vouched_folder / "allowed_signers"
+    checked = conformance("matrix", "verify-site", str(site), "--allowed-signers", str(keyring))
+    assert (checked.returncode, checked.stdout) == (
+        0, f"{site / 'matrix.json'}: signed by ci ({signing.fingerprint(CI_KEY.public_key())})\n")
+
+    matrix = json.loads((site / "matrix.json").read_text())
+    matrix["columns"][0]["trust"] = "vendor"
+    (site / "matrix.json").write_text(json.dumps(matrix))
+    checked = conformance("matrix", "verify-site", str(site), "--allowed-signers", str(keyring))
+    assert checked.returncode == 1
+    assert checked.stderr == (f"conformance matrix verify-site: {site / 'matrix.json.sig'}: signature: does "
+                              "not match the matrix.json's content (signed by ci, "
+                              f"{signing.fingerprint(CI_KEY.public_key())}): the matrix.json was changed "
+                              "after it was signed\n")
+
+
+def test_a_record_signature_never_passes_for_a_site_with_the_same_bytes():
+    record = signed(npu_record())
+    signed_bytes = signing.canonical_bytes(record)
+    payload = signed_bytes[signed_bytes.index(b"\n") + 1:]  # the record's JSON after the domain line
+    assert signing.check_bytes(signed_bytes, record["signature"], None, None, "record")[1] is None
+    _, problem = signing.check_bytes(signing.SITE_DOMAIN + payload, record["signature"], None, None,
+                                     "matrix.json")
+    assert problem and problem.startswith("signature: does not match the matrix.json's content")
