@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from scenario import CONTRACTS, HOSTILE, NPU_ABSENT, NPU_OUTCOMES, column
 
-from conformance.matrix.model import CELL_OUTCOMES
+from conformance.results.outcomes import CELL_OUTCOMES
 
 
 def test_one_column_per_platform_line_shown_by_its_newest_record(matrix, scenario):
