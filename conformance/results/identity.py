@@ -28,12 +28,16 @@ from confusable_homoglyphs import confusables
 #: are no one's real name and only stretch a column.
 MAX_NAME_LENGTH = 100
 
-#: The fields that name a record's column (path shown in messages, getter).
+#: The fields that name a record's column, and the others its header shows (path
+#: shown in messages, getter).
 NAME_FIELDS = (
     ("provenance/plugin/distribution", lambda p: p["plugin"]["distribution"]),
     ("provenance/plugin/name", lambda p: p["plugin"]["name"]),
     ("provenance/device/name", lambda p: p["device"]["name"]),
     ("provenance/plugin/version", lambda p: p["plugin"]["version"]),
+    ("provenance/host/hostname", lambda p: p["host"]["hostname"]),
+    ("provenance/host/os", lambda p: p["host"]["os"]),
+    ("provenance/host/machine", lambda p: p["host"]["machine"]),
 )
 
 #: Unicode's Default_Ignorable_Code_Point ranges (DerivedCoreProperties.txt);

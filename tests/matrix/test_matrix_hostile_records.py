@@ -71,6 +71,8 @@ HOSTILE = {
                       r"provenance/plugin/name: 'cpu\u3164' holds the default-ignorable character U+3164"),
     "too-long": (renamed("device", "x" * (MAX_NAME_LENGTH + 1)),
                  f"provenance/device/name: '{'x' * 76}... is {MAX_NAME_LENGTH + 1} characters long"),
+    "host-override": (with_provenance("host", {"hostname": "builder\u202e", "os": "Linux", "machine": "x86_64"}),
+                      r"provenance/host/hostname: 'builder\u202e' holds a format"),
     "not-nfc": (renamed("device", "Cafe\u0301 CPU"),
                 r"provenance/device/name: 'Cafe\u0301 CPU' is not in Unicode NFC form"),
 }
