@@ -5,7 +5,9 @@ Kubernetes' conformance repository). A submission is accepted when every record 
 the folder is one the matrix shows (reads safely, on schema, names and times that read
 as what they are, from a released kit unless ``allow_unreleased``, only that kit's
 contracts, roll-ups intact, a signature that matches its keyring if signed), is
-complete, and lies in the folder of the plugin it names; when no two names read alike
+complete, lies in the folder of the plugin it names, and is signed by a key of that
+folder's keyring if it has one (a vendor who signs cannot be impersonated by an
+unsigned record in its folder); when no two names read alike
 and no plugin name is used by a second distribution (``names``); when no file is named
 like a record without being one; and when the site builds from them.
 """
@@ -18,6 +20,8 @@ from pathlib import Path
 from conformance.matrix.build import build_matrix
 from conformance.matrix.names import name_problems
 from conformance.matrix.site import write_site
+from conformance.matrix.sources import KEYRING_NAME
+from conformance.results import signing
 
 
 def check_submissions(folder: str | Path, allow_unreleased: bool = False) -> tuple[int, list[str]]:
@@ -35,6 +39,10 @@ def check_submissions(folder: str | Path, allow_unreleased: bool = False) -> tup
         if placed_in != plugin or len(record.path.relative_to(folder).parts) != 2:
             problems.append(f"{record.path}: a record of plugin {plugin!r} belongs in "
                             f"{folder / plugin}/, directly")
+        elif record.trust.level == signing.SELF_REPORTED and \
+                signing.load_keyring(record.path.parent / KEYRING_NAME).entries:
+            problems.append(f"{record.path}: unsigned, in a folder whose {KEYRING_NAME} says its "
+                            "records are signed: sign it with one of those keys")
     problems += name_problems(built.records)
     with tempfile.TemporaryDirectory() as scratch:
         write_site(built, Path(scratch) / "site")

@@ -4,9 +4,10 @@ Each record's names are valid on their own (``conformance.results.identity``); h
 the review bot looks at them together. Two different names that read alike
 (``identity.skeleton``: case, compatibility forms and Unicode confusables folded) are
 refused with both named, for plugins, distributions, and devices of one plugin. And a
-plugin name belongs to one distribution, the one whose record under it started
-first: another distribution's record under that name is refused, so no one can
-submit a column in another vendor's name.
+plugin name belongs to one distribution: that of its earliest vendor-signed record,
+or, where none is signed, of its earliest record. Another distribution's record under
+that name is refused, so no one can submit a column in another vendor's name, and a
+backdated unsigned record cannot take a name from a vendor who signs.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from conformance.matrix.sources import Accepted
+from conformance.results import signing
 from conformance.results.identity import shown, skeleton
 
 
@@ -25,7 +27,8 @@ def name_problems(records: list[Accepted]) -> list[str]:
     problems += _look_alikes(ordered, "distribution", lambda r: r.provenance["plugin"]["distribution"])
     problems += _look_alikes(ordered, "device", lambda r: r.provenance["device"]["name"],
                              scope=lambda r: skeleton(r.provenance["plugin"]["name"]))
-    return problems + _foreign_distributions(ordered)
+    by_claim = sorted(ordered, key=lambda r: r.trust.level != signing.VENDOR)  # stable: then by time
+    return problems + _foreign_distributions(by_claim)
 
 
 def _look_alikes(records: list[Accepted], kind: str, name_of: Callable[[Accepted], str],
@@ -47,6 +50,7 @@ def _look_alikes(records: list[Accepted], kind: str, name_of: Callable[[Accepted
 
 
 def _foreign_distributions(records: list[Accepted]) -> list[str]:
+    """``records`` in the order they claim names: the first under a name owns it."""
     owners: dict[str, Accepted] = {}
     problems = []
     for record in records:

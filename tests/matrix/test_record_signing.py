@@ -256,3 +256,21 @@ def test_a_record_signature_never_passes_for_a_site_with_the_same_bytes():
     _, problem = signing.check_bytes(signing.SITE_DOMAIN + payload, record["signature"], None, None,
                                      "matrix.json")
     assert problem and problem.startswith("signature: does not match the matrix.json's content")
+
+
+def test_the_bot_refuses_an_unsigned_record_in_a_signing_vendors_folder(vouched_folder):
+    write_record(vouched_folder, "npu/unsigned.record.json", npu_record(started="2026-11-21T10:00:00+00:00"))
+    _, problems = check_submissions(vouched_folder)
+    assert problems == [f"{vouched_folder}/npu/unsigned.record.json: unsigned, in a folder whose "
+                        "allowed_signers says its records are signed: sign it with one of those keys"]
+
+
+def test_a_backdated_record_cannot_take_a_signing_vendors_plugin_name(vouched_folder):
+    """The earliest record would own the name; a signed one outranks any unsigned one."""
+    write_record(vouched_folder, "npu/old.record.json", make_record(
+        {c: "passed" for c in CONTRACTS}, plugin="npu", device="NPU-9", distribution="evil-npu",
+        started="2020-01-01T00:00:00+00:00"))
+    _, problems = check_submissions(vouched_folder)
+    assert f"{vouched_folder}/npu/old.record.json: plugin name 'npu' belongs to distribution 'acme-npu' " \
+           f"(its first record: {vouched_folder}/npu/npu.record.json); distribution 'evil-npu' may not " \
+           "submit under it" in problems
