@@ -54,9 +54,6 @@ def run(args: argparse.Namespace, pytest_args: list[str]) -> int:
         # and a fresh worker carries on, however many times that happens.
         pytest_args = ["-n", "1", *pytest_args]
     if args.shard:
-        pytest_args = ["-p", "conformance.pytest_plugin.sharding",
-                       f"--conformance-shard={args.shard}", *pytest_args]
-    if args.shard:
         from conformance.results.sharding import ShardError, parse_shard
 
         try:
@@ -186,9 +183,6 @@ def build_parser() -> argparse.ArgumentParser:
                             help="where to write the record "
                             "(default: conformance-NAME.record.json)")
     run_parser.add_argument("--bench", action="store_true", help=performance.HELP)
-    run_parser.add_argument("--shard", metavar="K/N",
-                            help="run only shard K of N (1-based) of the tests, split by "
-                            "node id; the collector merges the shards' records into one")
     run_parser.add_argument("--shard", metavar="K/N",
                             help="run only shard K of N (1-based) of the tests, split by "
                             "node id; the collector merges the shards' records into one")
