@@ -19,12 +19,8 @@ from conformance.matrix.links import safe_link
 from conformance.matrix.model import Cell, Column, Contract, Waiver
 from conformance.matrix.performance import performance_of
 from conformance.matrix.sources import Accepted
-from conformance.results import signing, waivers
+from conformance.results import waivers
 from conformance.results.outcomes import CELL_OUTCOMES
-
-TRUST_WORDS = {signing.VENDOR: "signed by {signer}", signing.CI: "built by CI",
-               signing.SELF_REPORTED: "self-reported"}
-
 
 def column_id(distribution: str, plugin: str, device: str) -> str:
     """A slug for anchors and file names; the digest of the whole key keeps apart two
@@ -102,7 +98,7 @@ def build_column(record: Accepted, contracts: list[Contract], record_href: str,
         record=record_href,
         ci_build=safe_link((provenance.get("ci") or {}).get("build_url")),
         trust=record.trust.level,
-        trust_label=TRUST_WORDS[record.trust.level].format(signer=record.trust.signer),
+        trust_label=record.trust.label(),
         unreleased=unreleased,
         partial=None if data["complete"] else f"partial ({ran} of {len(contracts)} contracts)",
         stale=stale,

@@ -76,6 +76,7 @@ def build_history(column: str, records: list[Accepted], contracts: list[str],
     diffed_paths = {r.path for r in diffed}
     runs = [Run(date=r.provenance["started_at"], kit_version=r.provenance["kit_version"],
                 contract_version=r.provenance["contract_version"], verdict=r.verdict,
+                trust=r.trust.label(),
                 counts=dict(r.data["summary"]), record=href[r.path],
                 compared=r.path in diffed_paths)
             for r in reversed(records)]

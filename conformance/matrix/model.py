@@ -115,6 +115,7 @@ class Run:
     kit_version: str
     contract_version: str
     verdict: str
+    trust: str  # who vouches for the record, in words: "signed by acme", "self-reported"
     counts: dict[str, int]  # test outcomes, as the record's summary
     record: str
     compared: bool  # of the newest record's contract version, so diffed in history

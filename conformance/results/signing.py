@@ -55,6 +55,14 @@ class Trust:
     signer: str | None = None
     key: str | None = None  # the key's SHA256 fingerprint, as ssh-keygen -l prints it
 
+    def label(self) -> str:
+        """A few words, as the matrix shows them on a column or a run."""
+        if self.level == CI:
+            return "built by CI"
+        if self.level == SELF_REPORTED:
+            return "self-reported"
+        return f"signed by {self.signer}" + ("" if self.level == VENDOR else ", key unchecked")
+
     def describe(self) -> str:
         if self.level == VENDOR:
             return f"signed by {self.signer} ({self.key})"

@@ -274,3 +274,13 @@ def test_a_backdated_record_cannot_take_a_signing_vendors_plugin_name(vouched_fo
     assert f"{vouched_folder}/npu/old.record.json: plugin name 'npu' belongs to distribution 'acme-npu' " \
            f"(its first record: {vouched_folder}/npu/npu.record.json); distribution 'evil-npu' may not " \
            "submit under it" in problems
+
+
+def test_the_history_says_who_vouches_for_each_run(vouched_folder):
+    write_record(vouched_folder, "npu/earlier.record.json", signed(npu_record(started="2026-11-19T10:00:00+00:00")))
+    built = build_matrix([vouched_folder], now=NOW)
+    npu = next(h for h in built.matrix.histories if h.plugin == "npu")
+    assert [(r.date[:10], r.trust) for r in npu.runs] == [("2026-11-20", "signed by acme"),
+                                                          ("2026-11-19", "signed by acme")]
+    gpu = next(h for h in built.matrix.histories if h.plugin == "gpu")
+    assert [r.trust for r in gpu.runs] == ["self-reported"]
