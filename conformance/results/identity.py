@@ -22,8 +22,6 @@ from __future__ import annotations
 import functools
 import unicodedata
 
-from confusable_homoglyphs import confusables
-
 #: The longest name a record may give a plugin, distribution or device: longer ones
 #: are no one's real name and only stretch a column.
 MAX_NAME_LENGTH = 100
@@ -96,6 +94,10 @@ def skeleton(name: str) -> str:
 def _representatives() -> dict[str, str]:
     """Each confusable character -> the smallest code point of its class (the classes
     are the connected groups of the table's single-character pairs)."""
+    # Imported here: loading the table takes about 80 ms, which only the review bot's
+    # cross-record check needs, not every `conformance verify`.
+    from confusable_homoglyphs import confusables
+
     parent: dict[str, str] = {}
 
     def find(character: str) -> str:
