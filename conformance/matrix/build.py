@@ -31,14 +31,15 @@ def build_matrix(paths: Iterable[str | os.PathLike], *, now: datetime.datetime |
 
     ``now`` is the verifying clock (no record may lie ahead of it) and the staleness
     reference; ``window`` is how many of a platform line's latest comparable records
-    its transitions and flakiness look at; ``kits`` and ``mustpass`` default to the
+    its transitions and flakiness look at; ``kits`` and ``mustpass`` (the kit's contracts:
+    the rows, and the only ids its records may name) default to the
     installed kit's and exist so tests and benchmarks can describe other kits;
     ``allow_unreleased`` shows records of kits not released, and the page says so.
     """
     now = now or datetime.datetime.now(datetime.timezone.utc)
     kits = kits or known_kits()
     mustpass = load_mustpass() if mustpass is None else mustpass
-    accepted, rejected = load_records(paths, kits, now, allow_unreleased)
+    accepted, rejected = load_records(paths, kits, now, allow_unreleased, frozenset(mustpass))
     records = _unique(accepted)
     lines: dict[tuple[str, str, str], list[Accepted]] = {}
     for record in sorted(records, key=lambda r: (r.started, str(r.path))):

@@ -22,6 +22,7 @@ from conformance.matrix.sources import Accepted
 from conformance.results import waivers
 from conformance.results.outcomes import CELL_OUTCOMES
 
+
 def column_id(distribution: str, plugin: str, device: str) -> str:
     """A slug for anchors and file names; the digest of the whole key keeps apart two
     lines whose names slug alike, or that differ only in their distribution."""

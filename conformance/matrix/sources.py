@@ -102,10 +102,12 @@ def record_files(paths: Iterable[str | os.PathLike]) -> Found:
 
 
 def load_records(paths: Iterable[str | os.PathLike], kits: KnownKits, now: datetime.datetime,
-                 allow_unreleased: bool = False) -> tuple[list[Accepted], list[Rejection]]:
+                 allow_unreleased: bool = False,
+                 contracts: frozenset[str] | None = None) -> tuple[list[Accepted], list[Rejection]]:
     """The records under ``paths`` the matrix may show, and the rest with reasons.
     Records of a kit that is not a listed release are rejected unless
-    ``allow_unreleased``."""
+    ``allow_unreleased``; ``contracts`` are the installed kit's contract ids (None:
+    its mustpass list's)."""
     files = record_files(paths)
     rejected = list(files.missing)
     rejected += [Rejection(str(path), f"named like a record but not *{RECORD_SUFFIX}: rename it "
@@ -116,7 +118,8 @@ def load_records(paths: Iterable[str | os.PathLike], kits: KnownKits, now: datet
     for path, within in files.records:
         try:
             checking = Checking(now, _keyring(path.parent, keyrings),
-                                _keyring(within, keyrings) if within is not None else None)
+                                _keyring(within, keyrings) if within is not None else None,
+                                contracts)
             record = _accept(path, within, kits, checking)
             if not allow_unreleased and not record.released:
                 raise reading.UnreadableRecord(

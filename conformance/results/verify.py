@@ -29,6 +29,7 @@ import enum
 import functools
 import json
 from collections import Counter
+from collections.abc import Iterable
 from importlib import resources
 from pathlib import Path
 
@@ -118,10 +119,10 @@ def unknown_contracts_problem(record: dict, known: set[str] | frozenset[str], ki
             f"{unknown[0]!r}: a record may hold only its kit's contracts")
 
 
-def _consistency_problems(record: dict) -> list[str]:
+def _consistency_problems(record: dict, contracts: Iterable[str]) -> list[str]:
     problems = []
     provenance = record["provenance"]
-    unknown = unknown_contracts_problem(record, load_mustpass().keys(), provenance["kit_version"])
+    unknown = unknown_contracts_problem(record, frozenset(contracts), provenance["kit_version"])
     if unknown:
         return [unknown]  # the roll-up checks below would only repeat it
     profile = provenance.get("mustpass_profile")
@@ -156,12 +157,14 @@ def _consistency_problems(record: dict) -> list[str]:
 @dataclasses.dataclass(frozen=True)
 class Checking:
     """What a verifier checks a record against besides the installed kit: the clock
-    (times may not lie ahead of it) and the keyrings that say whose signature counts
-    (none: a valid signature is reported, its key unchecked)."""
+    (times may not lie ahead of it), the keyrings that say whose signature counts
+    (none: a valid signature is reported, its key unchecked), and the contract ids
+    the kit has (None: the installed mustpass list's; a benchmark describes others)."""
 
     now: datetime.datetime | None = None
     vendor_keyring: signing.Keyring | None = None
     ci_keyring: signing.Keyring | None = None
+    contracts: frozenset[str] | None = None
 
     def clock(self) -> datetime.datetime:
         return self.now or datetime.datetime.now(datetime.timezone.utc)
@@ -186,7 +189,8 @@ def verify_loaded(record: object, path: str | Path, checking: Checking = Checkin
     """The verdict on ``record``, already read from ``path`` (which names it in the
     verdict line) by ``reading.read_record``."""
     now = checking.clock()
-    problems = field_problems(record, now) or _consistency_problems(record)
+    contracts = load_mustpass().keys() if checking.contracts is None else checking.contracts
+    problems = field_problems(record, now) or _consistency_problems(record, contracts)
     if problems:
         return _invalid(path, problems)
     trust, problem = signing.check_signature(record, checking.vendor_keyring, checking.ci_keyring)

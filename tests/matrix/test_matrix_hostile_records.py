@@ -255,3 +255,16 @@ def test_a_lone_surrogate_is_refused_before_it_reaches_a_page(tmp_path):
     assert [r.reason for r in built.matrix.rejected] == [
         "off the record schema: holds a lone surrogate '\\ud800': not Unicode text"]
     write_site(built, tmp_path / "site")
+
+
+def test_the_matrix_knows_the_contracts_of_the_kit_it_is_given(tmp_path):
+    """A benchmark or test describing another kit (``mustpass``) names its contracts;
+    records may name those and no others."""
+    mustpass = {"suite.area.rule_a": "a", "suite.area.rule_b": "b"}
+    write_record(tmp_path, "x/ok.record.json", make_record({"suite.area.rule_a": "passed"}, plugin="x"))
+    write_record(tmp_path, "y/other.record.json", make_record({"suite.area.rule_c": "passed"}, plugin="y"))
+    built = build_matrix([tmp_path], now=NOW, mustpass=mustpass)
+    assert [c.plugin for c in built.matrix.columns] == ["x"]
+    assert [r.reason for r in built.matrix.rejected] == [
+        "names 1 contract ids that kit 0.1.0 does not have, the first 'suite.area.rule_c': a record "
+        "may hold only its kit's contracts"]
