@@ -8,15 +8,18 @@ from __future__ import annotations
 import copy
 import subprocess
 import sys
+import unicodedata
 
 import pytest
 from generated_records import make_record, write_record
+from hypothesis import given
+from hypothesis import strategies as st
 from scenario import CONTRACTS, NOW
 
 from conformance.matrix.build import build_matrix
 from conformance.matrix.check import check_submissions
 from conformance.matrix.site import write_site
-from conformance.results.identity import MAX_NAME_LENGTH
+from conformance.results.identity import MAX_NAME_LENGTH, name_problem, skeleton
 from conformance.results.timestamps import MAX_CLOCK_SKEW
 from conformance.results.verify import CONFORMANT, INVALID, Checking, verify_loaded
 
@@ -268,3 +271,19 @@ def test_the_matrix_knows_the_contracts_of_the_kit_it_is_given(tmp_path):
     assert [r.reason for r in built.matrix.rejected] == [
         "names 1 contract ids that kit 0.1.0 does not have, the first 'suite.area.rule_c': a record "
         "may hold only its kit's contracts"]
+
+
+REFUSED_CATEGORIES = ["Cc", "Cf", "Co", "Zl", "Zp"]
+
+
+@given(st.text(max_size=20), st.characters(categories=REFUSED_CATEGORIES), st.text(max_size=20))
+def test_a_name_holding_an_invisible_or_control_character_is_refused(before, hidden, after):
+    assert name_problem(before + hidden + after) is not None
+
+
+@given(st.text(st.characters(categories=["L", "N"]), min_size=1, max_size=20).map(
+    lambda t: unicodedata.normalize("NFC", t)).filter(lambda t: not any(
+        0x115F <= ord(c) <= 0x1160 or ord(c) in (0x3164, 0xFFA0) for c in t)))
+def test_a_plain_name_passes_and_reads_like_its_case_variants(name):
+    assert name_problem(name) is None
+    assert skeleton(name) == skeleton(name.upper()) == skeleton(name.casefold())

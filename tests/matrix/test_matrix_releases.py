@@ -96,3 +96,19 @@ def test_the_page_shows_the_flag_even_when_every_kit_is_released(tmp_path):
     assert built.matrix.unreleased_note.startswith("Built with --allow-unreleased")
     assert "0 of 1 columns" in built.matrix.unreleased_note
     assert built.matrix.columns[0].unreleased is None
+
+
+def test_the_commands_take_the_flag_and_the_page_says_it_was_used(tmp_path):
+    import subprocess
+    import sys
+
+    write_record(tmp_path / "records", "cpu/a.record.json", make_record({c: "passed" for c in CONTRACTS}))
+    build = subprocess.run([sys.executable, "-m", "conformance.cli", "matrix", "build", "--allow-unreleased",
+                            str(tmp_path / "records"), "-o", str(tmp_path / "site")],
+                           capture_output=True, text=True, timeout=300)
+    assert build.returncode == 0, build.stderr
+    page = " ".join("".join(parse_page(tmp_path / "site" / "index.html").text).split())
+    assert "⚠ Unreleased kits. Built with --allow-unreleased" in page
+    check = subprocess.run([sys.executable, "-m", "conformance.cli", "matrix", "check", "--allow-unreleased",
+                            str(tmp_path / "records")], capture_output=True, text=True, timeout=300)
+    assert (check.returncode, check.stdout) == (0, "1 submitted records verified; the site builds\n")
