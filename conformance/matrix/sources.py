@@ -117,8 +117,9 @@ def load_records(paths: Iterable[str | os.PathLike], kits: KnownKits, now: datet
     accepted = []
     for path, within in files.records:
         try:
-            checking = Checking(now, _keyring(path.parent, keyrings),
-                                _keyring(within, keyrings) if within is not None else None,
+            # The top of a records folder holds the CI's keys, never a vendor's.
+            vendor = None if path.parent == within else _keyring(path.parent, keyrings)
+            checking = Checking(now, vendor, _keyring(within, keyrings) if within is not None else None,
                                 contracts)
             record = _accept(path, within, kits, checking)
             if not allow_unreleased and not record.released:

@@ -284,3 +284,13 @@ def test_the_history_says_who_vouches_for_each_run(vouched_folder):
                                                           ("2026-11-19", "signed by acme")]
     gpu = next(h for h in built.matrix.histories if h.plugin == "gpu")
     assert [r.trust for r in gpu.runs] == ["self-reported"]
+
+
+def test_the_ci_key_never_counts_as_a_vendors(vouched_folder):
+    """A record at the top of the records folder, beside the CI's keyring, signed by
+    the CI's key without a build link, is not 'signed by ci' as a vendor."""
+    write_record(vouched_folder, "top.record.json", signed(
+        make_record({c: "passed" for c in CONTRACTS}, plugin="top"), CI_KEY, "ci"))
+    built = build_matrix([vouched_folder], now=NOW)
+    assert [r.reason for r in built.matrix.rejected] == [
+        "signature: signed by the CI's key, but names no CI build (provenance/ci/build_url)"]
