@@ -38,8 +38,10 @@ def parse_timestamp(text: object) -> datetime.datetime:
     if not isinstance(text, str) or not _RFC3339.fullmatch(text):
         raise BadTimestamp(f"{_shown(text)} is not an RFC 3339 time with a zone "
                            "(such as 2026-11-20T10:00:00+00:00)")
-    # Python 3.10's fromisoformat takes neither "Z" nor more than 6 fraction digits.
-    normal = re.sub(r"(\.\d{6})\d+", r"\1", text[:10] + "T" + text[11:]).upper().replace("Z", "+00:00")
+    # Python 3.10's fromisoformat takes no "Z", and fractions of 3 or 6 digits only:
+    # every fraction becomes 6 digits (nanoseconds are cut, as datetime holds micro).
+    normal = re.sub(r"\.(\d+)", lambda m: "." + (m[1] + "00000")[:6],
+                    text[:10] + "T" + text[11:]).upper().replace("Z", "+00:00")
     try:
         return datetime.datetime.fromisoformat(normal)
     except ValueError as exc:

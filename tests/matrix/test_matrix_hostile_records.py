@@ -6,6 +6,7 @@ traceback, and the page is still built from the other records."""
 from __future__ import annotations
 
 import copy
+import datetime
 import subprocess
 import sys
 import unicodedata
@@ -20,7 +21,7 @@ from conformance.matrix.build import build_matrix
 from conformance.matrix.check import check_submissions
 from conformance.matrix.site import write_site
 from conformance.results.identity import MAX_NAME_LENGTH, name_problem, skeleton
-from conformance.results.timestamps import MAX_CLOCK_SKEW
+from conformance.results.timestamps import MAX_CLOCK_SKEW, parse_timestamp
 from conformance.results.verify import CONFORMANT, INVALID, Checking, verify_loaded
 
 
@@ -287,3 +288,12 @@ def test_a_name_holding_an_invisible_or_control_character_is_refused(before, hid
 def test_a_plain_name_passes_and_reads_like_its_case_variants(name):
     assert name_problem(name) is None
     assert skeleton(name) == skeleton(name.upper()) == skeleton(name.casefold())
+
+
+@pytest.mark.parametrize("text", ["2026-11-20T10:00:00Z", "2026-11-20t10:00:00z", "2026-11-20 10:00:00+00:00",
+                                  "2026-11-20T10:00:00.5Z", "2026-11-20T11:00:00.123456789+01:00",
+                                  "2026-11-20T04:30:00.12-05:30"])
+def test_every_rfc3339_form_with_a_zone_is_read(text):
+    moment = parse_timestamp(text)
+    assert moment.utcoffset() is not None
+    assert moment.replace(microsecond=0).astimezone(datetime.timezone.utc).hour == 10
