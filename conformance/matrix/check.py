@@ -46,4 +46,5 @@ def check_submissions(folder: str | Path, allow_unreleased: bool = False) -> tup
     problems += name_problems(built.records)
     with tempfile.TemporaryDirectory() as scratch:
         write_site(built, Path(scratch) / "site")
-    return len(built.records) + len(built.matrix.rejected), problems
+    files = len(built.records) + sum(1 for r in built.matrix.rejected if not Path(r.path).is_dir())
+    return files, problems
