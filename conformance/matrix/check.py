@@ -21,7 +21,7 @@ from conformance.matrix.build import build_matrix
 from conformance.matrix.names import name_problems
 from conformance.matrix.site import write_site
 from conformance.matrix.sources import KEYRING_NAME
-from conformance.results import signing
+from conformance.results import reading, signing
 
 
 def check_submissions(folder: str | Path, allow_unreleased: bool = False) -> tuple[int, list[str]]:
@@ -47,4 +47,4 @@ def check_submissions(folder: str | Path, allow_unreleased: bool = False) -> tup
     with tempfile.TemporaryDirectory() as scratch:
         write_site(built, Path(scratch) / "site")
     files = len(built.records) + sum(1 for r in built.matrix.rejected if not Path(r.path).is_dir())
-    return files, problems
+    return files, [reading.printable(problem) for problem in problems]

@@ -129,7 +129,7 @@ def load_records(paths: Iterable[str | os.PathLike], kits: KnownKits, now: datet
                     "shows it, marked as such")
             accepted.append(record)
         except (reading.UnreadableRecord, signing.SigningError) as exc:
-            rejected.append(Rejection(str(path), str(exc)))
+            rejected.append(Rejection(reading.printable(str(path)), reading.printable(str(exc))))
     return accepted, rejected
 
 
@@ -154,7 +154,7 @@ def _accept(path: Path, within: Path | None, kits: KnownKits, checking: Checking
         return _accept_earlier_release(path, raw, data, kits, checking)
     verdict = verify_loaded(data, path, checking)
     if verdict.exit_code == INVALID:
-        raise reading.UnreadableRecord(verdict.line.removeprefix(f"INVALID: {path}: "))
+        raise reading.UnreadableRecord(verdict.line.removeprefix(reading.printable(f"INVALID: {path}: ")))
     return Accepted(path, raw, data, verdict.line.split(":", 1)[0], verdict.line, verdict.trust,
                     kits.release_of(data["provenance"]) is not None)
 

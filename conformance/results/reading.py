@@ -96,5 +96,12 @@ def schema_problems(record: object) -> list[str]:
     ]
 
 
+def printable(text: str) -> str:
+    """``text`` on one line as it reads: every character that does not print (line
+    breaks, controls, bidirectional and other invisible ones) as its escape, so a
+    record's text can neither break a one-line message nor reorder it."""
+    return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in text)
+
+
 def _limit() -> str:
     return f"{MAX_RECORD_BYTES // 2**20} MiB"

@@ -176,13 +176,15 @@ def verify_record(path: str | Path, checking: Checking = Checking()) -> Verdict:
     try:
         _, record = reading.read_record(path)
     except reading.UnreadableRecord as exc:
-        return Verdict(INVALID, f"INVALID: {path}: {exc}")
+        return _invalid(path, [str(exc)])
     return verify_loaded(record, path, checking)
 
 
 def _invalid(path: str | Path, problems: list[str]) -> Verdict:
     more = f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""
-    return Verdict(INVALID, f"INVALID: {path}: {problems[0]}{more}", tuple(problems))
+    problems = [reading.printable(problem) for problem in problems]
+    return Verdict(INVALID, reading.printable(f"INVALID: {path}: ") + f"{problems[0]}{more}",
+                   tuple(problems))
 
 
 def verify_loaded(record: object, path: str | Path, checking: Checking = Checking()) -> Verdict:
@@ -197,7 +199,8 @@ def verify_loaded(record: object, path: str | Path, checking: Checking = Checkin
     if problem:
         return _invalid(path, [problem])
     verdict = _judge(record, path, now)
-    return dataclasses.replace(verdict, line=f"{verdict.line}; {trust.describe()}", trust=trust)
+    return dataclasses.replace(verdict, line=reading.printable(f"{verdict.line}; {trust.describe()}"),
+                               trust=trust)
 
 
 def _judge(record: dict, path: str | Path, now: datetime.datetime) -> Verdict:

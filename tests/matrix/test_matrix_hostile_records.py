@@ -298,3 +298,26 @@ def test_every_rfc3339_form_with_a_zone_is_read(text):
     moment = parse_timestamp(text)
     assert moment.utcoffset() is not None
     assert moment.replace(microsecond=0).astimezone(datetime.timezone.utc).hour == 10
+
+
+def test_record_text_never_breaks_a_one_line_message(tmp_path):
+    """Found by the fuzz test: a schema message quoted an unexpected key holding a line
+    break. Every refusal prints what does not print as its escape."""
+    record = passing()
+    record["provenance"]["x\ny\u202e"] = 1
+    record["provenance"]["kit_version"] = "0.1\n0"
+    verdict = verify_loaded(record, "r.json")
+    assert verdict.line.count("\n") == 0 and "x\\ny\\u202e" in verdict.line
+    other = passing()
+    other["provenance"]["kit_version"] = "9\n9"
+    write_record(tmp_path, "cpu/a.record.json", other)
+    write_record(tmp_path, "cpu/b\nc.record.json", passing())
+    reasons = [(r.path, r.reason) for r in build_matrix([tmp_path], now=NOW).matrix.rejected]
+    assert all("\n" not in path + reason for path, reason in reasons), reasons
+    assert any("9\\n9" in reason for _, reason in reasons)
+
+
+def test_the_bot_names_a_file_whose_name_breaks_lines_on_one_line(tmp_path):
+    write_record(tmp_path, "cpu/b\nc.record.json", passing(complete=False))
+    _, problems = check_submissions(tmp_path)
+    assert problems == [f"{tmp_path}/cpu/b\\nc.record.json: the run did not finish (incomplete record)"]
