@@ -63,14 +63,19 @@ def run(args: argparse.Namespace, pytest_args: list[str]) -> int:
             return 2
         pytest_args = ["-p", "conformance.pytest_plugin.sharding",
                        f"--conformance-shard={args.shard}", *pytest_args]
-    command = [sys.executable, "-m", "pytest", f"--platform={args.platform}",
+    # pytest, with Ctrl-C before its first test ending it with one line.
+    command = [sys.executable, "-m", "conformance.pytest_plugin.interrupts", f"--platform={args.platform}",
                f"--conformance-record={record}", "--max-worker-restart=1000000",
                *pytest_args]
     env = {**os.environ, COMMAND_LINE_ENV_VAR: json.dumps(["conformance", *sys.argv[1:]])}
     # A child process, so that whatever the plugin does to its process, the verdict
     # below is still printed from whatever the record holds.
+    before = _modified(record)
     exit_status = _call_through_ctrl_c(command, env)
-    if not record.exists():
+    if not record.exists() or _modified(record) == before:
+        # A record left by an earlier run must not stand in for this one.
+        if exit_status in _INTERRUPTED:
+            return _interrupted_status(exit_status)  # the child said so in one line
         print(f"conformance: no record was written to {record} "
               f"(pytest exited with {exit_status})", file=sys.stderr)
         return exit_status or 2
@@ -80,24 +85,51 @@ def run(args: argparse.Namespace, pytest_args: list[str]) -> int:
     if exit_status in _INTERRUPTED:
         print(f"conformance run: interrupted; the record {record} is kept, marked incomplete "
               f"({verdict.line.split(': ', 1)[0]})", file=sys.stderr)
-        return 130
+        return _interrupted_status(exit_status)
     print(verdict.line)
     return verdict.exit_code
 
 
+def _modified(path: Path) -> int | None:
+    try:
+        return path.stat().st_mtime_ns
+    except OSError:
+        return None
+
+
 #: pytest's exit status for an interrupted session, and a child killed by SIGINT.
-_INTERRUPTED = (2, -signal.SIGINT)
+_INTERRUPTED = (2, -signal.SIGINT, -signal.SIGTERM)
+
+
+def _interrupted_status(exit_status: int) -> int:
+    """The shell's status for a run ended by a signal: 143 for SIGTERM, else 130."""
+    return 128 + signal.SIGTERM if exit_status == -signal.SIGTERM else 130
 
 
 def _call_through_ctrl_c(command: list[str], env: dict[str, str]) -> int:
-    """Run ``command`` to its end. Ctrl-C reaches the child from the terminal; this
-    process only waits for it to finish its record instead of dying mid-wait with a
-    traceback. A handler, not SIG_IGN: the child must not inherit an ignored SIGINT."""
-    previous = signal.signal(signal.SIGINT, lambda signum, frame: None)
+    """Run ``command`` to its end, in a process group of its own, so that Ctrl-C from
+    the terminal reaches this process alone: it is passed on to pytest's controller,
+    which stops in order and keeps the record, while its workers (which may still be
+    starting Python) see nothing and are stopped by it. SIGTERM (a CI job cancelled)
+    goes to the whole group, which ends at once; the record holds what had finished."""
+    group = {"process_group": 0} if sys.version_info >= (3, 11) else {"start_new_session": True}
+    child = subprocess.Popen(command, env=env, **group)
+
+    def forward(signum, frame) -> None:
+        try:
+            if signum == signal.SIGINT:
+                child.send_signal(signal.SIGINT)
+            else:
+                os.killpg(child.pid, signum)
+        except ProcessLookupError:
+            pass
+
+    previous = {signum: signal.signal(signum, forward) for signum in (signal.SIGINT, signal.SIGTERM)}
     try:
-        return subprocess.call(command, env=env)
+        return child.wait()
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 def verify(args: argparse.Namespace) -> int:
@@ -217,17 +249,29 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:  # Ctrl-C before a command installed its own handling
+        print("conformance: interrupted", file=sys.stderr)
+        return 130
+
+
+def _main(argv: list[str] | None) -> int:
     if hasattr(signal, "SIGPIPE"):  # `conformance contracts | head` ends quietly
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
     if args.command == "run":
-        from conformance.pytest_plugin.arguments import unknown_options
+        from conformance.pytest_plugin.arguments import refusal, unknown_options
 
         unknown = unknown_options(extra)
         if unknown:
             parser.run_parser.error(f"unknown option {', '.join(unknown)}: neither "
                                     "conformance run nor pytest (with its plugins) has it")
+        refused = refusal(args.platform, extra)
+        if refused:
+            print(f"conformance run: {refused}", file=sys.stderr)
+            return 2
         return run(args, extra)
     if extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")

@@ -86,6 +86,18 @@ def test_broken_plugins_fail_on_the_contracts_they_break(run_kit_batch, subtests
             assert passing | failing == set(run.record["contracts"]), run.record["contracts"]
 
 
+@pytest.mark.parametrize("name", sorted(catalogue.REFUSED))
+def test_malformed_declarations_are_refused_before_any_test(run_kit, name):
+    """A malformed capability declaration stops the run before its first test, with
+    one line naming every problem, instead of failing every test that reads it."""
+    _, contract, words = catalogue.REFUSED[name]
+    run = run_kit(f"--platform={name}", "-q", "--conformance-record=run.record.json")
+    assert run.returncode == pytest.ExitCode.USAGE_ERROR, run.output
+    (line,) = [line for line in run.output.splitlines() if "malformed capabilities" in line]
+    assert line == f"ERROR: platform plugin {name!r} declares malformed capabilities ({contract}): {words}"
+    assert "Traceback" not in run.output and not run.record_path.exists()
+
+
 @pytest.mark.parametrize("name", sorted(catalogue.INTERPRETED))
 def test_triton_backend_passes_under_the_interpreter(run_kit, kit_env, name):
     """The cuda platform's Triton backend, on CPU tensors under TRITON_INTERPRET=1,

@@ -59,4 +59,5 @@ def test_every_contract_has_a_broken_plugin():
     caught = set().union(*(expected for _, _, expected in catalogue.BROKEN.values()))
     caught |= {contract for _, contract, _ in catalogue.MISBEHAVING_COMMUNICATORS.values()}
     caught |= {contract for _, contract in catalogue.ISOLATED.values()}
+    caught |= {contract for _, contract, _ in catalogue.REFUSED.values()}
     assert set(registry.contracts()) - caught == UNBREAKABLE_HERE

@@ -9,6 +9,7 @@ makes a plugin's claims reviewable at a glance and printable in a result record.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 from typing import NamedTuple
 
 import torch
@@ -90,12 +91,11 @@ class PlatformCapabilities:
                 problems.append(f"block size {size!r} is not a positive power of two")
         for name in _items(self.kv_cache_dtypes):
             if name not in KNOWN_KV_CACHE_DTYPES:
-                problems.append(
-                    f"kv-cache dtype {name!r} is not one of {sorted(KNOWN_KV_CACHE_DTYPES)}"
-                )
+                problems.append(f"kv-cache dtype {name!r}{_did_you_mean(name, KNOWN_KV_CACHE_DTYPES)} "
+                                f"is not one of {sorted(KNOWN_KV_CACHE_DTYPES)}")
         features = set(_items(self.features))
         for feature in sorted(features - KNOWN_FEATURES, key=repr):
-            problems.append(f"unknown feature {feature!r}")
+            problems.append(f"unknown feature {feature!r}{_did_you_mean(feature, KNOWN_FEATURES)}")
         if not isinstance(self.max_world_size, int) or self.max_world_size < 1:
             problems.append(f"max_world_size {self.max_world_size!r} is not >= 1")
         elif ("tensor_parallel" in features) != (self.max_world_size > 1):
@@ -119,6 +119,11 @@ class PlatformCapabilities:
             "model_architectures": list(self.model_architectures),
             "quantizations": list(self.quantizations),
         }
+
+
+def _did_you_mean(name: object, known) -> str:
+    close = difflib.get_close_matches(str(name), sorted(known), n=1, cutoff=0.75)
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def _items(value) -> tuple:

@@ -17,10 +17,13 @@ engine everywhere else.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import pkgutil
 from importlib import metadata
+from typing import TYPE_CHECKING
 
-from conformance.contract.platform import Platform
+if TYPE_CHECKING:  # finding a plugin by name needs no torch: a bad name is refused at once
+    from conformance.contract.platform import Platform
 
 ENTRY_POINT_GROUP = "conformance.platform_plugins"
 NAMESPACE_GROUP = "conformance.platform_namespaces"
@@ -95,8 +98,10 @@ def find_plugin(name: str) -> PluginEntry:
         )
     if name not in plugins:
         installed = ", ".join(p.describe() for p in plugins.values()) or "none"
+        close = difflib.get_close_matches(name, list(plugins), n=1, cutoff=0.75)
+        hint = f"did you mean {close[0]!r}? " if close else ""
         raise PlatformPluginError(
-            f"no platform plugin named {name!r} is installed (installed: {installed})"
+            f"no platform plugin named {name!r} is installed ({hint}installed: {installed})"
         )
     return plugins[name]
 
@@ -141,6 +146,8 @@ def call_plugin_function(entry: PluginEntry) -> str | None:
 
 def resolve_platform_class(entry: PluginEntry, qualname: object) -> type[Platform]:
     """Check what a plugin function returned and import the class it names."""
+    from conformance.contract.platform import Platform
+
     if qualname is None:
         raise PlatformPluginError(
             f"platform plugin {entry.describe()} reports that its device is not "

@@ -78,7 +78,9 @@ def pytest_load_initial_conftests(
     options = early_config.known_args_namespace
     if not options.platform:
         return
-    from conformance.pytest_plugin import collection
+    from conformance.pytest_plugin import collection, interrupts
+
+    interrupts.quiet_until_session()
 
     try:
         collection.suite_paths(options.suite)  # refuse unknown names before collecting
@@ -87,6 +89,28 @@ def pytest_load_initial_conftests(
     if options.suite or not options.file_or_dir:
         # The suites' root, not each suite: node ids then read "platform/test_x.py::..".
         args.append(str(collection.suites_root()))
+
+
+def _refuse_malformed_capabilities(name: str, platform) -> None:
+    """Every test reads the declaration, so a malformed one would fail dozens of them
+    for one typo: it is refused before any test runs, each problem named once."""
+    from conformance.contract.capabilities import PlatformCapabilities
+
+    declared = platform.capabilities
+    problems = (declared.validate() if isinstance(declared, PlatformCapabilities)
+                else [f"it is a {type(declared).__name__}, not a PlatformCapabilities"])
+    if problems:
+        raise pytest.UsageError(f"platform plugin {name!r} declares malformed capabilities "
+                                f"(platform.capabilities.well_formed): {'; '.join(problems)}")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """From here on pytest stops in order on Ctrl-C, and the record keeps what ran."""
+    if session.config.option.platform:
+        from conformance.pytest_plugin import interrupts
+
+        interrupts.session_started()
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -105,7 +129,7 @@ def pytest_configure(config: pytest.Config) -> None:
     name = config.option.platform
     try:
         waivers = load_expectations(config.option.expectations) if config.option.expectations else []
-        fixtures.select_platform(config, name)
+        platform = fixtures.select_platform(config, name)
         entry = find_plugin(name)
     except ExpectationsError as exc:
         raise pytest.UsageError(str(exc)) from None
@@ -114,6 +138,9 @@ def pytest_configure(config: pytest.Config) -> None:
             # The plugin's own traceback first, then the one line that names it.
             traceback.print_exception(exc.__cause__, file=sys.stderr)
         raise pytest.UsageError(str(exc)) from None
+    except KeyboardInterrupt:
+        pytest.exit(f"interrupted while loading the platform plugin {name!r}", returncode=2)
+    _refuse_malformed_capabilities(name, platform)
 
     config.addinivalue_line(
         "markers",

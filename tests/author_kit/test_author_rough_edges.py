@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
 
 import patience
+import pytest
 import torch
 
 from conformance.contract.capabilities import PlatformCapabilities
@@ -81,4 +83,74 @@ def test_capabilities_report_every_problem_at_once():
     declared = PlatformCapabilities(dtypes=(torch.float32,), head_sizes=(64,), block_sizes=(16,),
                                     features={"sliding_windw"})
     assert declared.validate() == ["features must be a frozenset, got {'sliding_windw'}",
-                                   "unknown feature 'sliding_windw'"]
+                                   "unknown feature 'sliding_windw' (did you mean 'sliding_window'?)"]
+
+
+#: Moments of a run at which Ctrl-C arrives, each named by what the run has shown so
+#: far: (what its output must contain, how many tests its record must hold).
+CTRL_C_MOMENTS = {
+    "importing the command": (None, 0),
+    "starting pytest": ("conformance kit ", 0),
+    "running tests": (None, 1),
+}
+#: Each line a run may end with when Ctrl-C ends it (the command's, its pytest's,
+#: or, once tests have run, the note that the record is kept).
+ONE_LINERS = ("conformance: interrupted", "interrupted before the first test: nothing was recorded",
+              "conformance run: interrupted; the record ")
+
+
+@pytest.mark.parametrize("moment", CTRL_C_MOMENTS)
+def test_ctrl_c_at_any_moment_is_one_line(kit_env, tmp_path, moment):
+    """Rule: from the moment the ``conformance`` command starts, Ctrl-C ends it with
+    exit status 130 and one line of the kit's, never a traceback, whatever it was
+    doing (once pytest's session has started, pytest's usual three-line
+    KeyboardInterrupt note comes before it)."""
+    shown, recorded = CTRL_C_MOMENTS[moment]
+    started, record, output = tmp_path / "started", tmp_path / "r.json", tmp_path / "output.txt"
+    launcher = (f"import pathlib, sys; pathlib.Path({str(started)!r}).touch(); "
+                "import conformance.__main__ as entry; sys.exit(entry.main())")
+    with open(output, "w") as out:
+        child = subprocess.Popen(
+            [sys.executable, "-c", launcher, "run", "--platform=cpu", "--suite=platform", f"--record={record}"],
+            cwd=tmp_path, env=kit_env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        patience.wait_until(
+            lambda: started.exists() and (shown is None or shown in output.read_text())
+            and patience.tests_recorded(record) >= recorded,
+            progress=lambda: (output.stat().st_size, patience.tests_recorded(record)))
+        os.killpg(child.pid, signal.SIGINT)
+        child.wait(timeout=patience.scaled(600))
+    finally:
+        if child.poll() is None:
+            os.killpg(child.pid, signal.SIGKILL)
+    text = output.read_text()
+    assert child.returncode == 130, text
+    assert "Traceback" not in text, text
+    assert text.rstrip().splitlines()[-1].startswith(ONE_LINERS), text
+
+
+@pytest.mark.parametrize(("args", "words"), [
+    (["--platform", "cpux"], "no platform plugin named 'cpux' is installed (did you mean 'cpu'?"),
+    (["--platform", "cpu", "--suite", "atention"], "unknown suite 'atention' in --suite"),
+    (["--platform", "cpu", "--expectations", "missing.toml"], "cannot read expectations file missing.toml"),
+], ids=["plugin", "suite", "expectations"])
+def test_refusals_that_need_no_torch_come_before_it(kit, args, words):
+    """Rule: what can be checked without torch (the plugin's name, the suites, the
+    expectations file) is refused in one line before torch or a worker starts."""
+    run = kit("run", *args, env={**os.environ, "PYTHONPROFILEIMPORTTIME": "1"})
+    assert run.returncode == 2, run.stderr[-2000:]
+    (line,) = [line for line in run.stderr.splitlines() if not line.startswith("import time:")]
+    assert line.startswith("conformance run: ") and words in line, line
+    assert not re.search(r"\|\s+torch$", run.stderr, re.MULTILINE), "torch was imported"
+
+
+def test_a_record_left_by_an_earlier_run_is_not_this_runs(kit, kit_env, tmp_path):
+    """Rule: a run that writes no record (its plugin fails to load) says so, even
+    where an earlier run's record lies at the same path; that record is not verified
+    in its place."""
+    earlier = tmp_path / "r.json"
+    earlier.write_text('{"earlier": true}')
+    run = kit("run", "--platform", "raising", "--record", str(earlier), env=kit_env)
+    assert run.returncode != 0
+    assert f"conformance: no record was written to {earlier}" in run.stderr, run.stderr[-2000:]
+    assert "INVALID" not in run.stdout + run.stderr

@@ -63,12 +63,10 @@ BROKEN = {
         "platform",
         {"platform.identity.dist_backend"},
     ),
-    "malformed_capabilities": (
-        "kit_test_plugins.capabilities:MalformedCapabilitiesPlatform.plugin",
+    "renamed_attention_module": (
+        "kit_test_plugins.factories:RenamedAttentionModulePlatform.plugin",
         "platform",
-        # Its attention backend (the cpu one) rightly refuses the block size 24 it
-        # declares, so the factory rule breaks with the declaration.
-        {"platform.capabilities.well_formed", "platform.factories.attention_backend"},
+        {"platform.factories.attention_backend"},
     ),
     "constant_memory": (
         "kit_test_plugins.runtime:ConstantMemoryPlatform.plugin",
@@ -357,6 +355,18 @@ ISOLATED = {
 #: Plugins that hang; runs against them are killed by the tests.
 HANGING = {"hanging_synchronize": "kit_test_plugins.runtime:HangingSynchronizePlatform.plugin"}
 
+#: Plugins whose declaration is refused before any test runs (``pytest --platform``
+#: exits with a usage error), the contract that refusal enforces, and the words of its
+#: one line.
+REFUSED = {
+    "malformed_capabilities": (
+        "kit_test_plugins.capabilities:MalformedCapabilitiesPlatform.plugin",
+        "platform.capabilities.well_formed",
+        "block size 24 is not a positive power of two; "
+        "unknown feature 'sliding_windw' (did you mean 'sliding_window'?)",
+    ),
+}
+
 #: Plugins that must not even start a run, and the words their one-line error has.
 UNLOADABLE = {
     "raising": ("kit_test_plugins.raising:plugin", "RuntimeError: vendor runtime library"),
@@ -388,6 +398,7 @@ def all_entry_points() -> dict[str, str]:
     entries.update({name: target for name, (target, _) in GOOD_IN_SUITES.items()})
     entries.update({name: target for name, (target, _, _) in BROKEN.items()})
     entries.update({name: target for name, (target, _) in UNLOADABLE.items()})
+    entries.update({name: target for name, (target, _, _) in REFUSED.items()})
     entries.update(HANGING)
     entries.update({name: target for name, (target, _) in ISOLATED.items()})
     entries.update({name: target for name, (target, _, _) in MISBEHAVING_COMMUNICATORS.items()})

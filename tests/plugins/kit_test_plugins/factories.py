@@ -20,3 +20,12 @@ class UnrefusingAttentionPlatform(TestPlatform):
     def get_attn_backend_cls(cls, config) -> str:
         # Skips the capability check: computes whatever it is asked.
         return "conformance.reference_engine.attention.oracle.OracleAttentionBackend"
+
+
+class RenamedAttentionModulePlatform(TestPlatform):
+    @classmethod
+    def get_attn_backend_cls(cls, config) -> str:
+        # Refuses what is undeclared, as it should, but names the backend by a module
+        # path a refactoring left behind.
+        super().get_attn_backend_cls(config)
+        return "kit_test_plugins.attention_kernels.CpuAttentionBackend"
