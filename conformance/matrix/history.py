@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conformance.matrix.model import FAILING, History, Run, Transition
+from conformance.matrix.model import History, Run, Transition
 from conformance.matrix.sources import Accepted
+from conformance.results.outcomes import FAILING
 
 
 def outcome_of(record: Accepted, contract: str) -> str | None:

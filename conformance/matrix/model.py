@@ -10,14 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 
-#: What a grid cell can say: the record outcomes a contract can roll up to, and
-#: ``not_run`` for a contract the record does not show running (absent, or skipped).
-CELL_OUTCOMES = ("passed", "failed", "error", "crashed", "timed_out", "not_supported",
-                 "waived", "not_run")
-
-#: Outcomes that mean the plugin broke the rule (regressions and flakiness look at these).
-FAILING = ("failed", "error", "crashed", "timed_out")
-
 
 @dataclasses.dataclass(frozen=True)
 class Waiver:
