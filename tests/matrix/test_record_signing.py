@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -294,3 +295,13 @@ def test_the_ci_key_never_counts_as_a_vendors(vouched_folder):
     built = build_matrix([vouched_folder], now=NOW)
     assert [r.reason for r in built.matrix.rejected] == [
         "signature: signed by the CI's key, but names no CI build (provenance/ci/build_url)"]
+
+
+def test_no_private_key_lies_in_the_repository():
+    """Keys are made by the tests that use them; the repository holds public keys only."""
+    root = Path(__file__).resolve().parents[2]
+    marker = "PRIVATE" + " KEY-----"  # split, so this file does not match itself
+    found = [str(path.relative_to(root)) for folder in ("matrix", "conformance", "tests", "docs", "examples")
+             for path in (root / folder).rglob("*")
+             if path.is_file() and path.suffix not in (".pyc", ".so") and marker in path.read_text(errors="ignore")]
+    assert found == []
