@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import collections
 import json
+import re
 
 from conformance.cli import main
 
@@ -11,7 +13,7 @@ def test_run_then_verify(run_kit, tmp_path):
     """``conformance run --platform cpu --record r.json -n 2``, from an empty folder,
     passes every contract of the built-in platform; its record holds each collected
     test exactly once (under xdist too), names the command, and ``conformance
-    verify r.json`` accepts it. (The kit's one whole run of ``cpu``: each whole run
+    verify r.json`` accepts it; each suite is announced as it starts. (The kit's one whole run of ``cpu``: each whole run
     costs a minute of CI.)"""
     collected = run_kit("--platform=cpu", "--collect-only", "-q")
     nodeids = {line for line in collected.output.splitlines() if "::" in line}
@@ -19,6 +21,11 @@ def test_run_then_verify(run_kit, tmp_path):
                   module="conformance.cli")
     assert run.returncode == 0, run.output
     assert "CONFORMANT: cpu [conformance 0.1.0]" in run.output
+    # One heading per suite as it starts, with the run's progress (under -n 2 too).
+    headings = re.findall(r"^(\w+) suite: (\d+) tests \((\d+) of (\d+) finished so far\)$", run.output, re.M)
+    suites = collections.Counter(nodeid.split("/")[0] for nodeid in nodeids)
+    assert {suite: int(size) for suite, size, _, _ in headings} == suites, run.output
+    assert {int(total) for *_, total in headings} == {len(nodeids)}
     record = json.loads((tmp_path / "r.json").read_text())
     assert record["provenance"]["command_line"][:4] == ["conformance", "run", "--platform", "cpu"]
     recorded = [t["nodeid"] for t in record["tests"]]

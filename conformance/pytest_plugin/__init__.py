@@ -123,7 +123,7 @@ def pytest_configure(config: pytest.Config) -> None:
                 raise pytest.UsageError(f"{flag} needs --platform=NAME")
         return
     from conformance.contract.discovery import PlatformPluginError, find_plugin
-    from conformance.pytest_plugin import collection, fixtures, reporting, verdicts, watchdog
+    from conformance.pytest_plugin import collection, fixtures, progress, reporting, verdicts, watchdog
     from conformance.pytest_plugin.expectations import ExpectationsError, load_expectations
 
     name = config.option.platform
@@ -157,5 +157,6 @@ def pytest_configure(config: pytest.Config) -> None:
     if not hasattr(config, "workerinput"):
         # Only the controller gathers outcomes: under xdist, workers' reports reach it.
         plugins["conformance-outcomes"] = reporting.RunOutcomes(config, entry, outcome_rules)
+        plugins["conformance-progress"] = progress.SuiteProgress(config)
     for plugin_name, plugin in plugins.items():
         config.pluginmanager.register(plugin, plugin_name)
