@@ -187,11 +187,13 @@ def plugins(args: argparse.Namespace) -> int:
 def contracts(args: argparse.Namespace) -> int:
     from tabulate import tabulate
 
+    from conformance.results.since import load_since
     from conformance.results.verify import load_mustpass
 
-    rows = [(contract, rule) for contract, rule in load_mustpass().items()
+    since = load_since()
+    rows = [(contract, since.get(contract, ""), rule) for contract, rule in load_mustpass().items()
             if not args.suite or contract.split(".")[0] == args.suite]
-    print(tabulate(rows, headers=["contract", "rule"], maxcolwidths=[None, 90]))
+    print(tabulate(rows, headers=["contract", "since", "rule"], maxcolwidths=[None, None, 90]))
     return 0
 
 

@@ -1,8 +1,9 @@
 """The kit's generated files, written or checked by one command.
 
 A change to the suites (a new contract, a reworded rule) changes files that are made
-from them and shipped: the mustpass lists, the plugin guide's suite sections and the
-built-in ``cpu`` platform's record in ``matrix/records/``. They are listed here once,
+from them and shipped: the mustpass lists, the contract version each contract was
+added in, the plugin guide's suite sections and the built-in ``cpu`` platform's
+record in ``matrix/records/``. They are listed here once,
 each with how it is made, so a maintainer runs one command::
 
     python -m conformance.dev regenerate           # write every stale generated file
@@ -69,11 +70,15 @@ def generated_files() -> list[Generated]:
     """Every generated file of the repository, in the order they must be made (the
     lists before the guide that quotes them, the records last)."""
     from conformance.bridges.vllm import profile
+    from conformance.contract.version import CONTRACT_VERSION
+    from conformance.results import since
     from conformance.scaffold import guide
     from conformance.suites import registry
 
     files = [
         _text_file(registry.MUSTPASS_PATH, "the suites' contract markers and rules", registry.mustpass_text),
+        _text_file(since.SINCE_PATH, "the suites' contracts, each new one at the current contract version",
+                   lambda: since.since_text(registry.contracts(), CONTRACT_VERSION, since.SINCE_PATH)),
         _text_file(profile.path(), "the suites and the vLLM promises in bridges/vllm/profile.py",
                    profile.profile_text),
         _text_file(guide.GUIDE, "the suites' contracts and rules (between its markers)", guide.updated_guide),

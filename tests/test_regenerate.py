@@ -7,6 +7,7 @@ import io
 import shutil
 
 from conformance import dev
+from conformance.results.since import load_since, updated_since
 from conformance.suites import registry
 
 
@@ -49,3 +50,12 @@ def test_a_record_of_other_suites_is_stale(tmp_path, monkeypatch):
     out = io.StringIO()
     assert dev.regenerate(check=True, out=out) == 1
     assert f"stale: {record} (made from a run of the kit against cpu)" in out.getvalue()
+
+
+def test_each_contract_carries_the_version_it_was_added_in():
+    """Rule: every contract of the suites has the contract version it was added in;
+    a new one takes the current version, one already listed keeps its own, one the
+    suites dropped goes."""
+    assert set(load_since()) == set(registry.contracts())
+    assert updated_since({"a.b.c": "0.1", "gone.x.y": "0.1"}, ["a.b.c", "new.x.y"], "0.3") == {
+        "a.b.c": "0.1", "new.x.y": "0.3"}

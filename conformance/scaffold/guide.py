@@ -14,18 +14,21 @@ BEGIN, END = "<!-- generated from the suites: begin -->", "<!-- generated from t
 
 
 def suite_sections() -> str:
-    """Markdown: a heading per suite, a table of its contracts and their rules."""
+    """Markdown: a heading per suite, a table of its contracts, the contract version
+    each was added in, and their rules."""
+    from conformance.results.since import load_since
     from conformance.suites.registry import contracts
 
+    since = load_since()
     by_suite: dict[str, list[tuple[str, str]]] = {}
     for contract, rule in contracts().items():
         by_suite.setdefault(contract.split(".")[0], []).append((contract, rule))
     parts = []
     for suite, rows in by_suite.items():
-        table = "\n".join(f"| `{contract}` | {rule.replace('|', chr(92) + '|')} |"
+        table = "\n".join(f"| `{contract}` | {since.get(contract, '')} | {rule.replace('|', chr(92) + '|')} |"
                           for contract, rule in rows)
         parts.append(f"### The {suite} suite ({len(rows)} contracts)\n\n"
-                     f"| contract | rule |\n|---|---|\n{table}\n")
+                     f"| contract | since | rule |\n|---|---|---|\n{table}\n")
     return "\n".join(parts)
 
 
