@@ -8,7 +8,7 @@ unrelated projects see no difference. With ``--platform`` it
 - collects the kit's suites when no test paths are given (``collection``),
 - selects the platform plugin and offers its fixtures (``fixtures``),
 - settles the kit's own outcomes: timeouts (``watchdog``), crashes and waivers from
-  the plugin's expectations file (``verdicts``, ``expectations``),
+  the plugin's expectations file (``outcome_rules``, ``expectations``),
 - prints a header naming plugin, device, kit and contract, gathers every outcome and
   writes the result record (``reporting``).
 """
@@ -123,7 +123,7 @@ def pytest_configure(config: pytest.Config) -> None:
                 raise pytest.UsageError(f"{flag} needs --platform=NAME")
         return
     from conformance.contract.discovery import PlatformPluginError, find_plugin
-    from conformance.pytest_plugin import collection, fixtures, progress, reporting, verdicts, watchdog
+    from conformance.pytest_plugin import collection, fixtures, outcome_rules, progress, reporting, watchdog
     from conformance.pytest_plugin.expectations import ExpectationsError, load_expectations
 
     name = config.option.platform
@@ -146,17 +146,17 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers",
         "contract(id): the contract id (suite.area.name) whose rule this test checks",
     )
-    outcome_rules = verdicts.Verdicts(waivers, config.option.strict_expectations, config.rootpath)
+    rules = outcome_rules.OutcomeRules(waivers, config.option.strict_expectations, config.rootpath)
     plugins = {
         "conformance-collection": collection.ContractCollection(config.option.suite, entry.bridge),
         "conformance-fixtures": fixtures,
-        "conformance-verdicts": outcome_rules,
+        "conformance-outcome-rules": rules,
         "conformance-watchdog": watchdog.Watchdog(config.option.test_timeout),
         "conformance-terminal": reporting.TerminalReporting(entry),
     }
     if not hasattr(config, "workerinput"):
         # Only the controller gathers outcomes: under xdist, workers' reports reach it.
-        plugins["conformance-outcomes"] = reporting.RunOutcomes(config, entry, outcome_rules)
+        plugins["conformance-outcomes"] = reporting.RunOutcomes(config, entry, rules)
         plugins["conformance-progress"] = progress.SuiteProgress(config)
     for plugin_name, plugin in plugins.items():
         config.pluginmanager.register(plugin, plugin_name)

@@ -13,8 +13,13 @@ from conformance.contract.discovery import PluginEntry
 from conformance.contract.version import CONTRACT_VERSION
 from conformance.pytest_plugin.collection import close_contracts, contract_of_nodeid
 from conformance.pytest_plugin.fixtures import platform_under_test
+from conformance.pytest_plugin.outcome_rules import (
+    EXERCISED_PROPERTY,
+    OutcomeRules,
+    contract_property,
+    tagged_outcome,
+)
 from conformance.pytest_plugin.provenance import collect_provenance, describe_device
-from conformance.pytest_plugin.verdicts import EXERCISED_PROPERTY, Verdicts, contract_property, tagged_outcome
 from conformance.results import outcomes
 from conformance.results.record import RecordedTest, RecordWriter
 
@@ -116,8 +121,8 @@ class RunOutcomes:
     arrive here), keeps the record current, and holds the run to account: a suite
     whose tests all stayed unrun is an error, and stale waivers are named."""
 
-    def __init__(self, config: pytest.Config, entry: PluginEntry, verdicts: Verdicts) -> None:
-        self.verdicts = verdicts
+    def __init__(self, config: pytest.Config, entry: PluginEntry, rules: OutcomeRules) -> None:
+        self.rules = rules
         #: Suites the bridge cannot map: all not_supported by design, not an empty run.
         self.unmapped_suites = set((entry.bridge or {}).get("not_supported_suites", {}))
         self.rootpath = config.rootpath
@@ -189,7 +194,7 @@ class RunOutcomes:
             self.writer.finish(session.exitstatus)
 
     def pytest_terminal_summary(self, terminalreporter) -> None:
-        for waiver in self.verdicts.unmatched():
+        for waiver in self.rules.unmatched():
             terminalreporter.write_line(
                 f"expectations: waiver for {waiver.id!r} matches no collected test",
                 yellow=True)

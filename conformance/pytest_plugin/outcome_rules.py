@@ -31,7 +31,7 @@ def contract_property(report: pytest.TestReport) -> str | None:
     return next((v for k, v in report.user_properties if k == "contract"), None)
 
 
-class Verdicts:
+class OutcomeRules:
     def __init__(self, waivers: list[Waiver], strict: bool, rootpath: Path) -> None:
         self.waivers = waivers
         self.rootpath = rootpath
