@@ -57,8 +57,8 @@ class Platform(abc.ABC):
     #: What the platform declares it supports; everything else must be refused.
     capabilities: ClassVar[PlatformCapabilities]
     #: Import path of a module of the platform's own kernels for the model's per-token
-    #: ops (RMSNorm, RoPE, SiLU-and-mul, linear; signatures in
-    #: ``conformance.reference_engine.layers.custom_ops``), or None for torch's.
+    #: ops (RMSNorm, RoPE, SiLU-and-mul, linear; signatures and rules in
+    #: ``conformance.contract.custom_ops``), or None for torch's.
     custom_ops_module: ClassVar[str | None] = None
 
     # -- device runtime -------------------------------------------------------------
@@ -171,7 +171,8 @@ class Platform(abc.ABC):
         """Seed the random generators of every device.
 
         Rule: the same seed makes ``torch.rand(..., device=...)`` produce the same
-        tensor again.
+        tensor again, and another seed another tensor (a seed that is ignored
+        reproduces too).
         """
 
     @classmethod
