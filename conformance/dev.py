@@ -93,8 +93,11 @@ def _shown(path: Path) -> str:
     return str(path.relative_to(REPO)) if path.is_relative_to(REPO) else str(path)
 
 
-def regenerate(check: bool, out=sys.stdout) -> int:
-    stale = [generated for generated in generated_files() if not generated.is_current()]
+def regenerate(check: bool, out=sys.stdout, files: list[Generated] | None = None) -> int:
+    """Write (or with ``check``, name) each stale one of ``files`` (every generated
+    file by default); 1 when ``check`` found one stale."""
+    stale = [generated for generated in (generated_files() if files is None else files)
+             if not generated.is_current()]
     for generated in stale:
         where = _shown(generated.path)
         if check:
