@@ -2,7 +2,7 @@
 the kit and asserted as they are, so a vLLM that fixes them shows here as a change.
 
 Needs vLLM (``pip install 'conformance[vllm]'``); deselected by default, run with
-``python -m pytest -m requires_vllm tests/bridges`` (README, "Checking a vLLM plugin").
+``python -m pytest -m requires_vllm tests/bridges`` (docs/vllm.md).
 """
 
 from __future__ import annotations

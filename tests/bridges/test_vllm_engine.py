@@ -3,7 +3,7 @@ platform against the kit's reference engine, with the outcomes vLLM 0.32.0 gives
 asserted as they are (a vLLM that changes them shows here).
 
 Needs vLLM (``pip install 'conformance[vllm]'``); deselected by default, run with
-``python -m pytest -m requires_vllm tests/bridges`` (README, "Checking a vLLM plugin").
+``python -m pytest -m requires_vllm tests/bridges`` (docs/vllm.md).
 """
 
 from __future__ import annotations
