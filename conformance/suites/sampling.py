@@ -23,11 +23,13 @@ def outside_top_k(token: int, logprobs: Logprobs, params: SamplingParams) -> str
     """Why ``token`` could not have been drawn under ``params``' ``top_k``, or None.
 
     Logprobs are of the raw distribution, whose order temperature keeps, so a token
-    outside the top k by logprob was outside the filter too."""
+    outside the top k by logprob was outside the filter too. A token tied with the
+    k-th (common in the half dtypes, whose logits take few values) is inside: which
+    of tied tokens a filter keeps is the sampler's choice."""
     if params.top_k <= 0:
         return None
     kept = sorted(logprobs, key=logprobs.get, reverse=True)[: params.top_k]
-    if token in kept:
+    if token in kept or (token in logprobs and logprobs[token] >= logprobs[kept[-1]]):
         return None
     return (f"sampled {token} outside its top {params.top_k} {kept} (top_k={params.top_k}, "
             f"top_p={params.top_p}, temperature={params.temperature})")

@@ -101,3 +101,16 @@ def test_stop_conditions(tiny_llm):
         tiny_llm.llm_engine.scheduler.eos_token_ids = frozenset({eos})
     assert as_eos.token_ids == stopped.token_ids and as_eos.finish_reason == "stop"
     assert ignored.token_ids == free.token_ids
+
+
+def test_a_token_tied_with_the_kth_is_inside_top_k():
+    """The top-k rule of the suites: a token below the k-th logprob was outside the
+    filter; one tied with it (half-dtype logits take few values) was inside, whichever
+    of the tied tokens a sort lists first."""
+    from conformance.contract.sampling_params import SamplingParams
+    from conformance.suites.sampling import outside_top_k
+
+    params = SamplingParams(temperature=3.0, top_k=2, seed=1)
+    logprobs = {10: -0.5, 11: -1.0, 12: -1.0, 13: -2.0}
+    assert outside_top_k(12, logprobs, params) is None and outside_top_k(11, logprobs, params) is None
+    assert "sampled 13 outside its top 2" in outside_top_k(13, logprobs, params)
