@@ -34,14 +34,31 @@ KIT_RUN_FIXTURES = frozenset({"run_kit", "run_kit_batch", "kit"})
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items) -> None:
-    """Mark the ``kit_run`` tests (before ``-m`` selects by marks) and collect them
-    first: under ``-n`` the long runs are then spread over the workers from the start
-    and the short tests fill in after, instead of one worker finishing a long run
-    alone at the end."""
+    """Mark the ``kit_run`` tests (before ``-m`` selects by marks) and order them so
+    that under ``-n N`` every worker starts on its share of them."""
     for item in items:
         if KIT_RUN_FIXTURES.intersection(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.kit_run)
-    items.sort(key=lambda item: item.get_closest_marker("kit_run") is None)  # stable
+    items[:] = _spread_kit_runs(items, int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")))
+
+
+def _spread_kit_runs(items: list, workers: int) -> list:
+    """xdist's worksteal scheduler hands each of N workers one contiguous Nth of the
+    items, and an idle worker later steals the tail of a busy one's queue. So each
+    Nth starts with every Nth kit run (batches of plugins, the heaviest, first) and
+    is filled up with short tests: no worker is left finishing long runs alone while
+    the other has only short ones to steal. Every worker computes the same order."""
+    kit_runs = sorted((item for item in items if item.get_closest_marker("kit_run")),
+                      key=lambda item: "run_kit_batch" not in item.fixturenames)  # stable
+    short = [item for item in items if not item.get_closest_marker("kit_run")]
+    share = -(-len(items) // workers)
+    ordered = []
+    for worker in range(workers):
+        long = kit_runs[worker::workers]
+        fill = max(0, min(len(short), share * (worker + 1) - len(ordered) - len(long)))
+        ordered += long + short[:fill]
+        del short[:fill]
+    return ordered + short
 
 
 @dataclasses.dataclass

@@ -125,16 +125,14 @@ class UnwrittenCacheImpl(CpuAttentionImpl):
 
 
 class QueryScaledInPlaceImpl(CpuAttentionImpl):
-    """Folds the softmax scale into the query in place, to save a multiply per score:
-    the caller's query tensor comes back scaled."""
+    """Uses the caller's query tensor as scratch space for the scaled query its
+    kernel reads, to save an allocation: the caller's query comes back scaled. (Its
+    outputs are computed from the query as given, so they stay exactly right.)"""
 
     def forward(self, query, key, value, kv_cache, metadata, output):
+        result = super().forward(query.clone(), key, value, kv_cache, metadata, output)
         query.mul_(self.scale)
-        scale, self.scale = self.scale, 1.0
-        try:
-            return super().forward(query, key, value, kv_cache, metadata, output)
-        finally:
-            self.scale = scale
+        return result
 
 
 class StalePlanImpl(CpuAttentionImpl):
