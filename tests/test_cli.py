@@ -6,6 +6,7 @@ import collections
 import json
 import re
 
+from conformance._version import __version__
 from conformance.cli import main
 
 
@@ -20,7 +21,7 @@ def test_run_then_verify(run_kit, tmp_path):
     run = run_kit("run", "--platform", "cpu", "--record", "r.json", "-q", "-n", "2",
                   module="conformance.cli")
     assert run.returncode == 0, run.output
-    assert "CONFORMANT: cpu [conformance 0.1.0]" in run.output
+    assert f"CONFORMANT: cpu [conformance {__version__}]" in run.output
     # One heading per suite as it starts, with the run's progress (under -n 2 too).
     headings = re.findall(r"^(\w+) suite: (\d+) tests \((\d+) of (\d+) finished so far\)$", run.output, re.M)
     suites = collections.Counter(nodeid.split("/")[0] for nodeid in nodeids)
@@ -59,5 +60,5 @@ def test_plugins_lists_usable_and_unusable(capsys):
     assert main(["plugins"]) == 0
     out = capsys.readouterr().out
     assert "cpu platform's C kernel variant on this host: " in out
-    assert "cpu [conformance 0.1.0]  usable" in out
-    assert "cuda [conformance 0.1.0]  not usable" in out or "cuda [conformance 0.1.0]  usable" in out
+    assert f"cpu [conformance {__version__}]  usable" in out
+    assert f"cuda [conformance {__version__}]  not usable" in out or f"cuda [conformance {__version__}]  usable" in out

@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 import textwrap
 
+from conformance._version import __version__
+from conformance.contract.version import CONTRACT_VERSION
 from conformance.pytest_plugin.collection import available_suites
 
 OWN_TEST = '''
@@ -51,7 +53,7 @@ def test_header_names_plugin_device_and_versions(run_kit):
     """The header names the plugin and its version, the device, the kit and the
     contract version."""
     run = run_kit("--platform=good_cpu", "--collect-only")
-    assert "conformance kit 0.1.0, contract 0.1" in run.output
+    assert f"conformance kit {__version__}, contract {CONTRACT_VERSION}" in run.output
     assert "platform plugin: good_cpu [kit_test_plugins 1.0]" in run.output
     assert re.search(r"device: .+ \(cpu x1\)", run.output), run.output
 

@@ -17,15 +17,21 @@ from conformance.contract.platform import Platform
 from conformance.contract.version import CONTRACT_VERSION
 from conformance.reference_engine.kernels.cpu import native as cpu_kernels
 from conformance.results.ci_provenance import ci_provenance
+from conformance.results.identity import MAX_NAME_LENGTH
 from conformance.results.provenance import suite_hash
 
 
 def _ask(query, default=None):
-    """Call a platform query for the record, the error in the value if it raises."""
+    """Call a platform query for the record, the error in the value if it raises:
+    its type and the start of its message, within the record's limit on a name's
+    length (the test of that query reports the whole message)."""
     try:
         return query()
     except Exception as exc:  # the plugin's bug, reported in the value
-        return f"<error: {type(exc).__name__}: {exc}>" if default is None else default
+        if default is not None:
+            return default
+        shown = f"<error: {type(exc).__name__}: {' '.join(str(exc).split())}"
+        return shown[:MAX_NAME_LENGTH - 2] + "…>" if len(shown) >= MAX_NAME_LENGTH else shown + ">"
 
 
 def describe_device(platform: type[Platform]) -> dict:

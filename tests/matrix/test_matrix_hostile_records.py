@@ -17,6 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scenario import CONTRACTS, NOW
 
+from conformance._version import __version__
 from conformance.matrix.build import build_matrix
 from conformance.matrix.check import check_submissions
 from conformance.matrix.site import write_site
@@ -89,7 +90,7 @@ def invented_contracts(count: int) -> dict:
     return make_record(results)
 
 
-INVENTED_REASON = "names 5000 contract ids that kit 0.1.0 does not have, the first 'made.up.contract_00000'"
+INVENTED_REASON = f"names 5000 contract ids that kit {__version__} does not have, the first 'made.up.contract_00000'"
 
 
 @pytest.mark.parametrize("name", sorted(HOSTILE))
@@ -271,7 +272,7 @@ def test_the_matrix_knows_the_contracts_of_the_kit_it_is_given(tmp_path):
     built = build_matrix([tmp_path], now=NOW, mustpass=mustpass)
     assert [c.plugin for c in built.matrix.columns] == ["x"]
     assert [r.reason for r in built.matrix.rejected] == [
-        "names 1 contract ids that kit 0.1.0 does not have, the first 'suite.area.rule_c': a record "
+        f"names 1 contract ids that kit {__version__} does not have, the first 'suite.area.rule_c': a record "
         "may hold only its kit's contracts"]
 
 
