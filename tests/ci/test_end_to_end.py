@@ -17,6 +17,9 @@ from ci_helpers import agent_env, pipeline_json, step, upload_interpolation, wri
 from conformance.ci import markdown
 from conformance.results.verify import NOT_CONFORMANT, verify_record
 
+#: Runs the kit as a CI job would (minutes of CPU): not part of the fast loop.
+pytestmark = pytest.mark.kit_run
+
 CPU = """
 [[device]]
 name = "cpu"

@@ -26,6 +26,9 @@ from conformance.ci import markdown
 from conformance.ci.buildkite.scripts import UNHEALTHY_EXIT
 from conformance.results.verify import INCOMPLETE, NOT_CONFORMANT, verify_record
 
+#: Runs the kit as a CI job would (minutes of CPU): not part of the fast loop.
+pytestmark = pytest.mark.kit_run
+
 SHARDED = """
 [[device]]
 name = "cpu"

@@ -23,6 +23,9 @@ from conformance.performance import headline, recording
 from conformance.reference_engine.platforms.cpu import CpuPlatform
 from conformance.results.reading import schema_problems
 
+#: Runs the kit as a CI job would (minutes of CPU): not part of the fast loop.
+pytestmark = pytest.mark.kit_run
+
 #: A narrow selection of the platform suite, to keep the runs short.
 NARROW = ("--suite", "platform", "-k", "platform.identity")
 
