@@ -8,6 +8,7 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
+import patience
 import pytest
 import torch
 
@@ -31,7 +32,7 @@ def test_without_vllm_one_line_says_what_to_install(tmp_path):
     """``pytest --platform=vllm:cpu`` without vLLM: one line naming the extra to
     install and the supported versions, and no traceback."""
     run = subprocess.run([sys.executable, "-m", "pytest", "--platform=vllm:cpu", "-p", "no:cacheprovider"],
-                         cwd=tmp_path, capture_output=True, text=True, timeout=120)
+                         cwd=tmp_path, capture_output=True, text=True, timeout=patience.scaled(1800))
     assert run.returncode == 4, run.stdout + run.stderr
     assert "vLLM is not installed" in run.stderr
     assert "pip install 'conformance[vllm]'" in run.stderr and versions.SUPPORTED_VERSIONS in run.stderr

@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import patience
+
 #: The stand-in `buildkite-agent` lives here, to be put first on PATH.
 STAND_IN_BIN = Path(__file__).parent / "stand_in"
 REPO = Path(__file__).parents[2]
@@ -26,7 +28,7 @@ def conformance(*args: str, cwd: Path | None = None, env: dict | None = None,
                 stdin: str | None = None) -> subprocess.CompletedProcess:
     """The `conformance` command, in a child process as a user runs it."""
     return subprocess.run([sys.executable, "-m", "conformance.cli", *args], cwd=cwd,
-                          env=env, input=stdin, capture_output=True, text=True, timeout=300)
+                          env=env, input=stdin, capture_output=True, text=True, timeout=patience.scaled(1800))
 
 
 def pipeline_json(*args: str) -> dict:

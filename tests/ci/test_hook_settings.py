@@ -9,6 +9,7 @@ import os
 import shutil
 import subprocess
 
+import patience
 import pytest
 from test_hooks import HOOKS, UNHEALTHY, alive, env, hook, job, leave_behind, started  # noqa: F401
 
@@ -17,7 +18,7 @@ from test_hooks import HOOKS, UNHEALTHY, alive, env, hook, job, leave_behind, st
 def test_a_non_numeric_grace_period_is_one_line_refusing_the_job(value, tmp_path):
     result = subprocess.run(["bash", str(HOOKS / "pre-command")], cwd=tmp_path,
                             env=env(CONFORMANCE_KILL_GRACE_SECONDS=value),
-                            capture_output=True, text=True, timeout=60)
+                            capture_output=True, text=True, timeout=patience.scaled(1800))
     assert result.returncode == UNHEALTHY
     (line,) = [line for line in result.stderr.splitlines() if "GRACE" in line]
     assert f"CONFORMANCE_KILL_GRACE_SECONDS='{value}' must be a whole number" in line
@@ -95,5 +96,5 @@ def test_shellcheck_finds_nothing_in_any_hook():
         pytest.skip("shellcheck is not installed here (CI installs it)")
     hooks = sorted(str(path) for path in HOOKS.iterdir())
     result = subprocess.run(["shellcheck", "--external-sources", *hooks],
-                            capture_output=True, text=True, timeout=120)
+                            capture_output=True, text=True, timeout=patience.scaled(1800))
     assert result.returncode == 0, result.stdout

@@ -14,6 +14,7 @@ import subprocess
 import uuid
 from pathlib import Path
 
+import patience
 import pytest
 from ci_helpers import REPO
 
@@ -51,13 +52,13 @@ def env(**extra: str) -> dict[str, str]:
 
 def hook(name: str, environ: dict[str, str], hooks: Path = HOOKS) -> subprocess.CompletedProcess:
     return subprocess.run(["bash", str(hooks / name)], env=environ, capture_output=True,
-                          text=True, timeout=60)
+                          text=True, timeout=patience.scaled(1800))
 
 
 def job(script: str, environ: dict[str, str]) -> subprocess.CompletedProcess:
     """A job as the agent runs it: the environment hook sourced, then the command."""
     return subprocess.run(["bash", "-c", f"source {HOOKS}/environment\n{script}"],
-                          env=environ, capture_output=True, text=True, timeout=60)
+                          env=environ, capture_output=True, text=True, timeout=patience.scaled(1800))
 
 
 def leave_behind(environ: dict[str, str], started: list[int]) -> list[int]:
@@ -97,7 +98,7 @@ def test_a_process_that_survives_sigkill_is_named():
               "conformance_alive() { true; }\nCONFORMANCE_KILL_SETTLE_SECONDS=0\n"
               "conformance_kill 999999999")
     result = subprocess.run(["bash", "-c", script], env=env(CONFORMANCE_KILL_GRACE_SECONDS="0"),
-                            capture_output=True, text=True, timeout=60)
+                            capture_output=True, text=True, timeout=patience.scaled(1800))
     assert result.returncode == 0, result.stderr
     assert "ignored SIGTERM: 999999999" in result.stdout
     assert "after SIGKILL (stuck in the kernel" in result.stdout
@@ -154,7 +155,7 @@ def test_environment_without_device_tags_sets_only_the_marker():
 def test_environment_refuses_bad_tags(tags, complaint, tmp_path):
     environ = env(**{f"BUILDKITE_AGENT_META_DATA_{k}": v for k, v in tags.items()})
     result = subprocess.run(["bash", "-c", f"source {HOOKS}/environment"], env=environ,
-                            cwd=tmp_path, capture_output=True, text=True, timeout=60)
+                            cwd=tmp_path, capture_output=True, text=True, timeout=patience.scaled(1800))
     assert result.returncode == 1
     assert complaint in result.stderr
     assert not (tmp_path / "pwned").exists()

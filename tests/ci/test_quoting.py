@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 
+import patience
 import pytest
 import yaml
 from ci_helpers import conformance, upload_interpolation, write_fleet
@@ -92,7 +93,7 @@ def test_hostile_free_text_reaches_the_commands_literally(value, tmp_path):
     gate_line = upload_interpolation(steps[1]["commands"][-1], uploader)
     for script in (device_script, gate_line):
         subprocess.run(["bash", "-e", "-c", script], cwd=job_dir, env=env, check=True,
-                       timeout=60)
+                       timeout=patience.scaled(1800))
     run, report, gate = (json.loads(line) for line in log.read_text().splitlines())
     assert run[run.index("--expectations") + 1] == value
     assert run[run.index("--record") + 1] == "results/npu/job-7.record.json"

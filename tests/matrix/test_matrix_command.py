@@ -7,6 +7,7 @@ import subprocess
 import sys
 import textwrap
 
+import patience
 from generated_records import make_record, write_record
 from scenario import CONTRACTS
 
@@ -15,7 +16,7 @@ from conformance.matrix.kits import is_final_release
 
 def conformance(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "conformance.cli", *args],
-                          capture_output=True, text=True, timeout=300)
+                          capture_output=True, text=True, timeout=patience.scaled(1800))
 
 
 def passing(**options) -> dict:
@@ -55,7 +56,7 @@ def test_building_the_matrix_leaves_torch_unimported(tmp_path):
         assert "torch" not in sys.modules, "building the matrix imported torch"
         print("no torch")
     """)
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=patience.scaled(1800))
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.splitlines()[-1] == "no torch"
 

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import unicodedata
 
+import patience
 import pytest
 from generated_records import make_record, write_record
 from hypothesis import given
@@ -28,7 +29,7 @@ from conformance.results.verify import CONFORMANT, INVALID, Checking, verify_loa
 
 def conformance(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "conformance.cli", *args],
-                          capture_output=True, text=True, timeout=300)
+                          capture_output=True, text=True, timeout=patience.scaled(1800))
 
 
 def passing(**options) -> dict:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 
+import patience
 import pytest
 from generated_records import make_record, write_record
 from page_parsing import parse_page
@@ -105,10 +106,10 @@ def test_the_commands_take_the_flag_and_the_page_says_it_was_used(tmp_path):
     write_record(tmp_path / "records", "cpu/a.record.json", make_record({c: "passed" for c in CONTRACTS}))
     build = subprocess.run([sys.executable, "-m", "conformance.cli", "matrix", "build", "--allow-unreleased",
                             str(tmp_path / "records"), "-o", str(tmp_path / "site")],
-                           capture_output=True, text=True, timeout=300)
+                           capture_output=True, text=True, timeout=patience.scaled(1800))
     assert build.returncode == 0, build.stderr
     page = " ".join("".join(parse_page(tmp_path / "site" / "index.html").text).split())
     assert "⚠ Unreleased kits. Built with --allow-unreleased" in page
     check = subprocess.run([sys.executable, "-m", "conformance.cli", "matrix", "check", "--allow-unreleased",
-                            str(tmp_path / "records")], capture_output=True, text=True, timeout=300)
+                            str(tmp_path / "records")], capture_output=True, text=True, timeout=patience.scaled(1800))
     assert (check.returncode, check.stdout) == (0, "1 submitted records verified; the site builds\n")

@@ -12,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import patience
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from generated_records import make_record, write_record
@@ -32,7 +33,7 @@ BUILD = "https://buildkite.example/acme/builds/42"
 
 def conformance(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "conformance.cli", *args],
-                          capture_output=True, text=True, timeout=300)
+                          capture_output=True, text=True, timeout=patience.scaled(1800))
 
 
 def npu_record(**options) -> dict:
@@ -186,7 +187,7 @@ def test_sign_and_verify_commands_with_an_ssh_keygen_key(tmp_path):
     key = tmp_path / "keys" / "acme_ed25519"
     key.parent.mkdir()
     made = subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "acme", "-f", str(key)],
-                          capture_output=True, text=True, timeout=60)
+                          capture_output=True, text=True, timeout=patience.scaled(1800))
     assert made.returncode == 0, made.stderr
     keyring = tmp_path / "allowed_signers"
     keyring.write_text("acme " + (key.with_suffix(".pub")).read_text())

@@ -100,38 +100,34 @@ def device_step(device: Device) -> CommandStep:
     )
 
 
-def _after_devices(fleet: Fleet) -> list[DependsOnListObject]:
-    # allow_failure: a failed device must still have its record collected.
-    return [DependsOnListObject(step=step_key(d.name), allow_failure=True)
-            for d in fleet.active()]
+def _after_devices_step(fleet: Fleet, key: str, label: str, commands: list[str],
+                        timeout_in_minutes: int, **fields) -> CommandStep:
+    """A step on the collector's queue that runs once every device step has ended,
+    failed ones included (a failed device must still have its record collected)."""
+    return CommandStep(
+        key=key,
+        label=label,
+        depends_on=[DependsOnListObject(step=step_key(d.name), allow_failure=True)
+                    for d in fleet.active()],
+        agents={"queue": fleet.collector_queue} if fleet.collector_queue else None,
+        commands=[for_upload(line) for line in commands],
+        timeout_in_minutes=timeout_in_minutes,
+        retry=_lost_agent_retry(),
+        **fields,
+    )
 
 
 def collector_step(fleet: Fleet) -> CommandStep:
-    return CommandStep(
-        key=COLLECTOR_KEY,
-        label="conformance: support matrix and gate",
-        depends_on=_after_devices(fleet),
-        agents={"queue": fleet.collector_queue} if fleet.collector_queue else None,
-        commands=[for_upload(line) for line in collector_commands(fleet)],
-        artifact_paths=[f"{SITE_DIR}/**/*", f"{COLLECTED_DIR}/*/*"],
-        timeout_in_minutes=COLLECTOR_TIMEOUT_MINUTES,
-        retry=_lost_agent_retry(),
-    )
+    return _after_devices_step(fleet, COLLECTOR_KEY, "conformance: support matrix and gate",
+                               collector_commands(fleet), COLLECTOR_TIMEOUT_MINUTES,
+                               artifact_paths=[f"{SITE_DIR}/**/*", f"{COLLECTED_DIR}/*/*"])
 
 
 def test_engine_step(fleet: Fleet) -> CommandStep:
-    return CommandStep(
-        key=TEST_ENGINE_KEY,
-        label="conformance: JUnit XML to Test Engine",
-        depends_on=_after_devices(fleet),
-        agents={"queue": fleet.collector_queue} if fleet.collector_queue else None,
-        commands=[for_upload(line) for line in test_engine_commands(fleet)],
-        timeout_in_minutes=TEST_ENGINE_TIMEOUT_MINUTES,
-        # Test Engine is a view of the results, not a verdict: its outage must not
-        # fail a build whose gate passed.
-        soft_fail=True,
-        retry=_lost_agent_retry(),
-    )
+    # Test Engine is a view of the results, not a verdict: its outage must not fail a
+    # build whose gate passed.
+    return _after_devices_step(fleet, TEST_ENGINE_KEY, "conformance: JUnit XML to Test Engine",
+                               test_engine_commands(fleet), TEST_ENGINE_TIMEOUT_MINUTES, soft_fail=True)
 
 
 def build_pipeline(fleet: Fleet) -> Pipeline:
