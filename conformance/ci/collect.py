@@ -2,8 +2,10 @@
 
 A device's folder of downloaded artifacts can hold several records: a retried job
 leaves one per attempt, a sharded step one per shard. The attempt is told by the
-record's own ``provenance.started_at``, never by the file's mtime, which says only
-in what order the files were downloaded; the shard by the record's own command line.
+record itself: first by its retry count (``provenance.ci.retry_count``, which CI
+counts and no agent's clock can skew), then by its own ``provenance.started_at``;
+never by the file's mtime, which says only in what order the files were downloaded.
+The shard is told by the record's own command line.
 A file that cannot be read as a record is no attempt anyone can place: it speaks for
 the device only when nothing readable does (and then the verdict is INVALID).
 """
@@ -27,6 +29,7 @@ class Attempt:
     record: dict | None  # None: unreadable, or without the fields that place it
     started_at: str = ""
     shard: tuple[int, int] | None = None
+    retry_count: int = -1  # -1: made outside CI, before any attempt CI counted
 
 
 @dataclasses.dataclass(frozen=True)
@@ -50,7 +53,8 @@ def _attempt(path: Path) -> Attempt:
             raise TypeError  # off the schema: its fields cannot place it either
     except (reading.UnreadableRecord, ShardError, KeyError, TypeError):
         return Attempt(path, None)
-    return Attempt(path, record, started_at, shard)
+    retry_count = provenance.get("ci", {}).get("retry_count", -1)
+    return Attempt(path, record, started_at, shard, retry_count)
 
 
 def attempts(folder: Path) -> list[Attempt]:
@@ -59,9 +63,10 @@ def attempts(folder: Path) -> list[Attempt]:
 
 
 def _latest(found: list[Attempt]) -> Attempt:
-    # ISO 8601 UTC strings of one format sort as times; the name breaks a tie the
-    # same way on every machine.
-    return max(found, key=lambda a: (a.started_at, a.path.name))
+    # The retry count first: a retry on an agent whose clock runs behind is still
+    # the later attempt. Then the start time (ISO 8601 UTC strings of one format
+    # sort as times); the name breaks a tie the same way on every machine.
+    return max(found, key=lambda a: (a.retry_count, a.started_at, a.path.name))
 
 
 def collect(folder: Path) -> Collected | None:

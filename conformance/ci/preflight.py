@@ -9,15 +9,16 @@ status that is retried on another agent, so a missing GPU never reads as a plugi
 failure. A plugin that does not load, or whose ``device_count`` raises, is the
 plugin's problem, not the agent's: the pre-flight records it and lets the run judge.
 
-What it found is written as JSON and later stamped into the record's
-``provenance.device.preflight``, so the record says on what hardware state it ran.
+What it found is written as JSON to the file the hook then names in
+``CONFORMANCE_PREFLIGHT_FILE``; the run reads it into the record's
+``provenance.device.preflight`` before it writes the record, so the record (and any
+signature over it) says on what hardware state it ran.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -108,21 +109,3 @@ def preflight(platform: str, expected_devices: int, health_command: str | None,
 def write(found: Preflight, path: Path) -> None:
     data = {**dataclasses.asdict(found), "healthy": found.healthy}
     path.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
-
-
-def stamp(record_path: Path, preflight_path: Path) -> bool:
-    """Copy the pre-flight's findings into the record's ``provenance.device``;
-    False (the record unchanged) when either file is not what it should be."""
-    try:
-        found = json.loads(preflight_path.read_text(encoding="utf-8"))
-        record = json.loads(record_path.read_text(encoding="utf-8"))
-        device = record["provenance"]["device"]
-    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError):
-        return False
-    if not isinstance(device, dict) or not isinstance(found, dict):
-        return False
-    device["preflight"] = found
-    temporary = record_path.with_name(f".{record_path.name}.{os.getpid()}.tmp")
-    temporary.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
-    os.replace(temporary, record_path)
-    return True

@@ -16,7 +16,7 @@ from conformance.contract.discovery import PluginEntry
 from conformance.contract.platform import Platform
 from conformance.contract.version import CONTRACT_VERSION
 from conformance.reference_engine.kernels.cpu import native as cpu_kernels
-from conformance.results.ci_provenance import ci_provenance
+from conformance.results.ci_provenance import ci_provenance, preflight_findings
 from conformance.results.identity import MAX_NAME_LENGTH
 from conformance.results.provenance import suite_hash
 
@@ -36,7 +36,7 @@ def _ask(query, default=None):
 
 def describe_device(platform: type[Platform]) -> dict:
     capability = _ask(platform.get_device_capability)
-    return {
+    device = {
         "type": platform.device_type,
         "name": str(_ask(platform.get_device_name)),
         "count": _ask(platform.device_count),
@@ -45,6 +45,12 @@ def describe_device(platform: type[Platform]) -> dict:
         "total_memory": _ask(platform.get_device_total_memory),
         "capabilities": _ask(platform.capabilities.as_record),
     }
+    # Under CI, the agent's hardware state as its pre-flight found it (driver,
+    # firmware, health output), part of the record from its first write.
+    preflight = preflight_findings()
+    if preflight is not None:
+        device["preflight"] = preflight
+    return device
 
 
 def collect_provenance(

@@ -59,6 +59,14 @@ SAME_IN_EVERY_SHARD = ("kit_version", "contract_version", "suite_hash", "plugin"
                        "mustpass_profile")
 
 
+def _shard_entry(index: int, name: str, record: dict) -> dict:
+    """What the merged record says of one shard: its file, and the job and attempt
+    that ran it when CI recorded them."""
+    ci = record["provenance"].get("ci", {})
+    return {"index": index, "file": name,
+            **{field: ci[field] for field in ("job_id", "retry_count") if field in ci}}
+
+
 def merge(shards: dict[int, tuple[str, dict]], count: int) -> dict:
     """One record from ``shards`` (index -> (file name, record)) of a run split in
     ``count``; each record must already be known to read as a record."""
@@ -82,10 +90,7 @@ def merge(shards: dict[int, tuple[str, dict]], count: int) -> dict:
                                  if complete else None)
     provenance["shards"] = {
         "count": count,
-        "records": [{"index": index, "file": shards[index][0],
-                     **({"job_id": shards[index][1]["provenance"]["ci"]["job_id"]}
-                        if "job_id" in shards[index][1]["provenance"].get("ci", {}) else {})}
-                    for index in indexes],
+        "records": [_shard_entry(index, *shards[index]) for index in indexes],
         "missing": missing,
     }
     merged = {

@@ -1,5 +1,5 @@
-"""Which record speaks for a device: retries by the record's own start time, never
-by mtime; shards merged; a missing shard INCOMPLETE; names that would collide with
+"""Which record speaks for a device: retries by the record's retry count, then its
+own start time, never by mtime; shards merged; a missing shard INCOMPLETE; names that would collide with
 generated keys refused when the fleet is read."""
 
 from __future__ import annotations
@@ -20,13 +20,18 @@ from conformance.results.verify import load_mustpass, verify_loaded
 FIRST = next(iter(load_mustpass()))
 
 
-def attempt(folder, job, started_at, outcomes=None, shard=None, complete=True):
-    """A record of job ``job`` that says it started at ``started_at``."""
+def attempt(folder, job, started_at, outcomes=None, shard=None, complete=True,
+            retry_count=None):
+    """A record of job ``job`` that says it started at ``started_at`` (and, given
+    ``retry_count``, that CI ran it as that attempt)."""
     path = write_record(folder / f"{job}.record.json", outcomes, complete=complete)
     record = json.loads(path.read_text())
     record["provenance"]["started_at"] = started_at
     if shard is not None:
         record["provenance"]["command_line"] = ["conformance", "run", "--shard", shard]
+    if retry_count is not None:
+        record["provenance"]["ci"] = {"provider": "buildkite", "job_id": job,
+                                      "retry_count": retry_count}
     path.write_text(json.dumps(record))
     return path
 
@@ -53,6 +58,40 @@ def test_the_later_attempt_decides_not_the_later_download(tmp_path, touched_last
     newest = first if touched_last == "first" else retry
     os.utime(newest, (2_000_000_000, 2_000_000_000))
     assert device_verdict(tmp_path / "results", "cpu").word == "not-conformant"
+
+
+@pytest.mark.parametrize("touched_last", ["first", "retry"])
+def test_the_retry_count_decides_before_the_clocks_of_the_agents(tmp_path, touched_last):
+    """The retry ran on an agent whose clock is an hour behind the first attempt's:
+    its own start time says it came first, its retry count says it came last."""
+    folder = tmp_path / "results" / "cpu"
+    first = attempt(folder, "job-b", "2026-01-01T11:00:00+00:00", {FIRST: "crashed"},
+                    retry_count=0)
+    retry = attempt(folder, "job-a", "2026-01-01T10:05:00+00:00", retry_count=1)
+    newest = first if touched_last == "first" else retry
+    os.utime(newest, (2_000_000_000, 2_000_000_000))
+    verdict = device_verdict(tmp_path / "results", "cpu")
+    assert verdict.word == "conformant", verdict.line
+    assert "not used: job-b.record.json" in verdict.line
+
+
+def test_each_shard_takes_its_own_latest_attempt_and_the_merge_names_it(tmp_path):
+    folder = tmp_path / "results" / "cpu"
+    contracts = list(load_mustpass())
+    for job, shard, retry, outcome in [("job-1a", "1/2", 0, "crashed"), ("job-1b", "1/2", 1, None),
+                                       ("job-2a", "2/2", 0, None)]:
+        path = attempt(folder, job, "2026-01-01T10:00:00+00:00",
+                       {contracts[0]: outcome} if outcome else None, shard, retry_count=retry)
+        record = json.loads(path.read_text())
+        mine = contracts[::2] if shard == "1/2" else contracts[1::2]
+        record["tests"] = [t for t in record["tests"] if t["contract"] in mine]
+        path.write_text(json.dumps(record))
+    collected = collect(folder)
+    assert verify_loaded(collected.record, collected.source).exit_code == 0
+    assert collected.ignored == ("job-1a.record.json",)
+    assert collected.record["provenance"]["shards"]["records"] == [
+        {"index": 1, "file": "job-1b.record.json", "job_id": "job-1b", "retry_count": 1},
+        {"index": 2, "file": "job-2a.record.json", "job_id": "job-2a", "retry_count": 0}]
 
 
 def test_only_an_unreadable_record_is_invalid_not_missing(tmp_path):

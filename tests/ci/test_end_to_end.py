@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import subprocess
 
+import patience
 import pytest
 from ci_helpers import agent_env, pipeline_json, step, upload_interpolation, write_fleet
 
@@ -54,7 +55,7 @@ def run_job(job_step, checkout, environ):
     checkout.mkdir()
     script = "\n".join(upload_interpolation(c, UPLOADER) for c in job_step["commands"])
     status = subprocess.run(["bash", "-e", "-c", script], cwd=checkout, env=environ,
-                            timeout=600).returncode
+                            timeout=patience.scaled(1800)).returncode
     for pattern in job_step["artifact_paths"]:  # uploaded whatever the command did
         subprocess.run(["buildkite-agent", "artifact", "upload", pattern], cwd=checkout,
                        env=environ, check=True)

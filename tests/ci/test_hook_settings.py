@@ -59,7 +59,8 @@ def preflight_env(tmp_path, **extra):
 def test_a_healthy_preflight_lets_the_job_start_and_records_what_it_found(tmp_path):
     script = (f"source {HOOKS}/pre-command\n"
               'cat "$CONFORMANCE_PREFLIGHT_FILE"')
-    result = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=300,
+    result = subprocess.run(["bash", "-c", script], capture_output=True, text=True,
+                            timeout=patience.scaled(1800),
                             env=preflight_env(tmp_path, CONFORMANCE_EXPECTED_DEVICES="1",
                                               CONFORMANCE_HEALTH_COMMAND="echo driver 1.2.3"))
     assert result.returncode == 0, result.stderr
@@ -79,6 +80,19 @@ def test_a_failed_preflight_is_an_unhealthy_agent_not_a_plugin_failure(extra, re
     assert result.returncode == UNHEALTHY
     assert f"agent unhealthy: {reason}" in result.stderr
     assert "the pre-flight failed" in (tmp_path / "unhealthy").read_text()
+
+
+def test_a_preflight_file_the_job_names_itself_is_dropped(tmp_path):
+    """Only the hook's own pre-flight reaches the record: a job (or a pipeline that
+    sets the variable) cannot hand the run findings the agent never made."""
+    forged = tmp_path / "forged.json"
+    forged.write_text('{"healthy": true, "health_output": "driver 99"}')
+    script = f'source {HOOKS}/pre-command\necho "${{CONFORMANCE_PREFLIGHT_FILE-unset}}"'
+    result = subprocess.run(["bash", "-c", script], capture_output=True, text=True,
+                            timeout=patience.scaled(1800),
+                            env=preflight_env(tmp_path, CONFORMANCE_PREFLIGHT_FILE=str(forged)))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[-1] == "unset"
 
 
 def test_a_plugin_that_does_not_load_is_left_to_the_run_to_report(tmp_path):

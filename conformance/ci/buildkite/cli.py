@@ -86,8 +86,6 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     report.add_argument("--device", required=True, metavar="NAME")
     report.add_argument("--exit-status", type=int, metavar="N",
                         help="what conformance run exited with")
-    report.add_argument("--preflight", metavar="FILE", default="",
-                        help="the pre-flight's findings, stamped into the record")
 
     collect = actions.add_parser("collect", help="(in the collector) one record per device")
     collect.add_argument("results", type=Path, metavar="RESULTS")
@@ -179,13 +177,9 @@ def _preflight(args: argparse.Namespace) -> int:
 
 def _report(args: argparse.Namespace) -> int:
     from conformance.ci.buildkite.agent import BuildkiteAgent
-    from conformance.ci.preflight import stamp
     from conformance.ci.report import report
 
     device = check_name(args.device, "--device")
-    if args.preflight and not stamp(args.record, Path(args.preflight)):
-        print(f"conformance pipeline report: the pre-flight {args.preflight} was not "
-              f"added to {args.record} (one of them is missing or unreadable)", file=sys.stderr)
     report(args.record, device, args.exit_status, BuildkiteAgent())
     return 0
 

@@ -42,7 +42,7 @@ def device_commands(device: Device) -> list[str]:
     if device.expectations:
         run += ["--expectations", shell_word(device.expectations)]
     report = (f"conformance pipeline report {record} --device {device.name} "
-              '--exit-status "$status" --preflight "${CONFORMANCE_PREFLIGHT_FILE:-}" '
+              '--exit-status "$status" '
               "|| echo 'conformance: the report failed (above); the record is an artifact' >&2")
     traps = [f"trap 'status={code}; trap - INT TERM; conformance_report; exit {code}' {name}"
              for name, code in SIGNALLED.items()]
