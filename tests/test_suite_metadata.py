@@ -1,5 +1,5 @@
-"""Every test of the kit's suites says which contract and which rule it checks, and
-the shipped mustpass list is the one the suites generate."""
+"""Every test of the kit's suites says which contract it checks and how, and the
+shipped mustpass list is the one the contract and the suites generate."""
 
 from __future__ import annotations
 
@@ -22,13 +22,13 @@ def test_suites_have_tests():
 @pytest.mark.parametrize("name", sorted(SUITE_TESTS))
 def test_suite_test_names_its_contract_and_rule(name):
     """Each suite test carries one contract id of the form suite.area.name, whose
-    suite is the suite it lives in, and a docstring stating the rule."""
+    suite is the suite it lives in, and a docstring saying how it checks the rule."""
     function = SUITE_TESTS[name]
     contracts = [m.args[0] for m in getattr(function, "pytestmark", []) if m.name == "contract"]
     assert len(contracts) == 1, f"{name} has contract markers {contracts}"
     assert CONTRACT_ID.match(contracts[0]), contracts[0]
     assert contracts[0].split(".")[0] == name.split(".")[2], (name, contracts[0])
-    assert len(registry.rule_of(function).split()) >= 5, f"{name} states no rule"
+    assert len(registry.test_description(function).split()) >= 5, f"{name} describes nothing"
 
 
 def test_shipped_mustpass_is_current():

@@ -89,21 +89,65 @@ class AttentionImpl(abc.ABC):
     ) -> torch.Tensor:
         """Write the new keys and values into ``kv_cache`` and attention into ``output``.
 
-        Rules: every real token's key and value land in its slot (slot -1 is skipped);
-        query token ``i`` of a request, at position ``context_len + i``, attends
-        causally to positions ``0 .. context_len + i`` of the same request, limited to
-        the last ``sliding_window`` positions when set, with scores
-        ``scale * q.k`` (soft-capped as ``cap * tanh(s / cap)`` when set); query head
-        ``h`` reads KV head ``h // (num_heads // num_kv_heads)``; the result is written
-        in place into ``output`` (``[num_tokens, num_heads, head_size]``), which is
-        also returned. ``query``, ``key`` and ``value`` are left unmodified: the
-        engine's layers read them again (the residual path, the next layer's norm).
-        One impl serves every step of its layer, so a call's result depends on its
-        own arguments only, never on a plan or buffer kept from an earlier call.
-        Cache slots no request owns (the unused tail of a request's last block, and
-        blocks of no request) may hold anything, NaN included, and the result must not
-        depend on them, unless the platform declares ``zeroed_cache_blocks``: the
-        engine then zeroes each block before a request first uses it.
+        The attention of query token ``i`` of a request, at position
+        ``context_len + i``, is the softmax-weighted mean of the values at positions
+        ``0 .. context_len + i`` of the same request, with scores ``scale * q.k``;
+        query head ``h`` reads KV head ``h // (num_heads // num_kv_heads)``. The
+        kit's oracle computes exactly this in float32; "matches the oracle" means
+        within the dtype's tolerance of it.
+
+        Rule ``attention.forward.prefill``: requests with no context (variable lengths,
+        causal) match the oracle: query ``i`` attends to positions ``0 .. i`` of its
+        own request only.
+
+        Rule ``attention.forward.decode``: requests of one new token after a context
+        that spans several shuffled blocks (lengths at and around block boundaries)
+        match the oracle.
+
+        Rule ``attention.forward.mixed``: prefill, chunked-prefill and decode requests
+        in one call, with padding tokens after the real ones, match the oracle.
+
+        Rule ``attention.features.sliding_window``: with a sliding window ``w``, query
+        at position ``p`` attends only to positions ``p - w + 1 .. p``, in prefill,
+        chunked prefill and decode alike.
+
+        Rule ``attention.features.logits_soft_cap``: with a soft cap ``c``, scores
+        become ``c * tanh(s / c)`` before the softmax.
+
+        Rule ``attention.kv_cache.write``: after ``forward``, every real token's key and
+        value are in its slot, exactly (cast to the cache dtype); padding tokens
+        (slot -1) and every other slot are left as they were.
+
+        Rule ``attention.forward.output_in_place``: ``forward`` writes the result into
+        the ``output`` it is given (``[num_tokens, num_heads, head_size]``) and
+        returns that very tensor.
+
+        Rule ``attention.forward.inputs_unchanged``: ``forward`` leaves ``query``,
+        ``key`` and ``value`` as they were, bit for bit, on batches of every kind (the
+        engine's layers read them again: the residual path, the next layer's norm).
+
+        Rule ``attention.forward.successive_calls``: one impl serves every step of its
+        layer, so on every call of a run of engine-like steps (decodes whose lengths
+        grow a token a step, a batch that grows, shrinks and grows again) it matches
+        the oracle: nothing a call leaves behind, such as a plan or a buffer made for
+        an earlier batch, may change a later call's result.
+
+        Rule ``attention.kv_cache.unowned_slots``: the result does not depend on cache
+        slots no request owns (the unused tail of a request's last block, blocks of no
+        request), which may hold anything: with NaN in the unused tail of every
+        request's last block it is what it is with zeros there, within the dtype's
+        tolerance. A backend that needs those tails zeroed declares
+        ``zeroed_cache_blocks``, and the engine then zeroes each block before a
+        request first uses it.
+
+        Rule ``attention.numerics.deterministic``: the same batch on the same cache
+        twice gives bitwise the same output and cache.
+
+        Rule ``attention.numerics.fp16_long_context``: in fp16, positive values near
+        1000 over a context of hundreds of tokens with near-uniform attention match
+        the oracle: the output is a weighted mean of the values and fits in fp16,
+        although their unnormalised weighted sum (about 1000 times the number of
+        tokens) exceeds fp16's range.
         """
 
 
@@ -113,7 +157,8 @@ class AttentionBackend(abc.ABC):
     @staticmethod
     @abc.abstractmethod
     def get_name() -> str:
-        """A short, unique name (appears in records and the support matrix)."""
+        """A short, unique name (appears in records and the support matrix): see
+        ``validate_configuration``."""
 
     @staticmethod
     @abc.abstractmethod
@@ -124,7 +169,12 @@ class AttentionBackend(abc.ABC):
     def get_kv_cache_shape(
         num_blocks: int, block_size: int, num_kv_heads: int, head_size: int
     ) -> tuple[int, ...]:
-        """Logical shape of one layer's KV cache (see the module docstring)."""
+        """Logical shape of one layer's KV cache (see the module docstring).
+
+        Rule ``attention.kv_cache.shape``: ``get_kv_cache_shape(num_blocks, block_size,
+        num_kv_heads, head_size)`` is ``(2, num_blocks, block_size, num_kv_heads,
+        head_size)`` for every declared head size and block size.
+        """
         return (2, num_blocks, block_size, num_kv_heads, head_size)
 
     @classmethod
@@ -132,7 +182,15 @@ class AttentionBackend(abc.ABC):
     def validate_configuration(cls, config: AttentionSelectorConfig) -> list[str]:
         """Human-readable reasons ``config`` is unsupported (empty when supported).
 
-        Rule: an ``AttentionImpl`` of this backend is only ever built for a
-        configuration this accepts; asked to compute outside it, the backend raises
-        ``ValueError`` instead of returning a wrong answer.
+        Rule ``attention.config.accepts_declared``: ``validate_configuration`` returns
+        no reasons for any combination of declared head size, dtype and block size
+        (with each declared optional feature on), and the backend names itself
+        (``get_name()`` is a non-empty str).
+
+        Rule ``attention.config.refuses_undeclared``: a configuration outside the
+        declared set is refused: by the platform when it selects a backend
+        (``get_attn_backend_cls`` raises ``ValueError``, so no engine can build the
+        layer), or else by the backend, whose ``validate_configuration`` returns a
+        non-empty reason and whose layer, built anyway, raises ``ValueError`` from
+        ``forward`` instead of computing a wrong answer.
         """

@@ -47,6 +47,14 @@ class PlatformCapabilities:
     Every field is a tuple or frozenset so a declaration cannot change after the
     platform class is defined; ``validate()`` lists what is inconsistent instead of
     raising on the first problem, so the Platform suite can report all of it at once.
+
+    Rule ``platform.capabilities.well_formed``: ``capabilities`` is a
+    ``PlatformCapabilities`` whose values are all known and consistent with each
+    other (``validate()`` finds nothing).
+
+    Rule ``platform.capabilities.dtypes_compute``: every declared dtype can hold
+    tensors on the device and multiply them correctly (small integers, so the product
+    is exact in every dtype).
     """
 
     dtypes: tuple[torch.dtype, ...]

@@ -32,34 +32,67 @@ class DeviceCommunicatorBase(abc.ABC):
 
     @abc.abstractmethod
     def all_reduce(self, tensor: torch.Tensor) -> torch.Tensor:
-        """Element-wise sum over all ranks. Rule: callers use the *returned* tensor,
-        which holds the sum on every rank; the input may or may not be modified."""
+        """Element-wise sum over all ranks. Callers use the *returned* tensor; the
+        input may or may not be modified.
+
+        Rule ``communicator.all_reduce.sum``: ``all_reduce`` returns the element-wise
+        sum over all ranks, exactly, on every rank, in the input's shape, dtype and
+        device, on every call of many in a row on one shape with new values each
+        time; and a returned tensor keeps its value after later calls.
+        """
 
     @abc.abstractmethod
     def all_gather(self, tensor: torch.Tensor, dim: int = -1) -> torch.Tensor:
-        """Every rank's tensor concatenated along ``dim`` in rank order, on every rank."""
+        """Every rank's tensor concatenated along ``dim`` in rank order, on every rank.
+
+        Rule ``communicator.all_gather.dims``: ``all_gather(x, dim)`` returns every
+        rank's tensor concatenated along ``dim`` in rank order, on every rank, for
+        every dim of 1- to 3-D tensors.
+        """
 
     @abc.abstractmethod
     def reduce_scatter(self, tensor: torch.Tensor, dim: int = -1) -> torch.Tensor:
         """The sum over ranks, split into ``world_size`` equal chunks along ``dim``;
-        rank ``i`` receives chunk ``i``. ``tensor.shape[dim]`` must divide evenly."""
+        rank ``i`` receives chunk ``i``. ``tensor.shape[dim]`` must divide evenly.
+
+        Rule ``communicator.reduce_scatter.dims``: ``reduce_scatter(x, dim)`` gives rank
+        ``i`` chunk ``i`` (along ``dim``) of the sum over ranks, exactly, for every dim
+        of 1- to 3-D tensors.
+        """
 
     @abc.abstractmethod
     def gather(
         self, tensor: torch.Tensor, dst: int = 0, dim: int = -1
     ) -> torch.Tensor | None:
         """Every rank's tensor concatenated along ``dim`` on rank ``dst`` only;
-        every other rank gets None."""
+        every other rank gets None.
+
+        Rule ``communicator.gather.dst_only``: ``gather(x, dst, dim)`` returns the
+        concatenation in rank order on rank ``dst`` and None on every other rank, for
+        every ``dst`` and ``dim``.
+        """
 
     @abc.abstractmethod
     def broadcast(self, tensor: torch.Tensor, src: int = 0) -> torch.Tensor:
         """Rank ``src``'s tensor copied in place into ``tensor`` on every rank, and
-        returned."""
+        returned.
+
+        Rule ``communicator.broadcast.from_src``: ``broadcast(x, src)`` writes rank
+        ``src``'s tensor into ``x`` on every rank and returns it, for every ``src``.
+        """
 
     @abc.abstractmethod
     def send(self, tensor: torch.Tensor, dst: int | None = None) -> None:
         """Send ``tensor`` to rank ``dst`` (default: the next rank in the ring),
-        blocking until it may be reused."""
+        blocking until it may be reused.
+
+        Rule ``communicator.send_recv.pairs``: ``send(x, dst)`` on one rank and
+        ``recv(size, dtype, src)`` on the other deliver the tensor exactly, between
+        every ordered pair of ranks.
+
+        Rule ``communicator.send_recv.default_peers``: without peers, ``send`` goes to
+        the next rank and ``recv`` takes from the previous one (a ring).
+        """
 
     @abc.abstractmethod
     def recv(
@@ -70,7 +103,12 @@ class DeviceCommunicatorBase(abc.ABC):
 
     @abc.abstractmethod
     def barrier(self) -> None:
-        """Return only once every rank has entered the barrier."""
+        """Return only once every rank has entered the barrier.
+
+        Rule ``communicator.barrier.waits``: no rank leaves ``barrier()`` before every
+        rank has entered it: work rank 0 finishes just before entering is visible to
+        all ranks right after.
+        """
 
     def destroy(self) -> None:
         """Release the communicator's own resources (not the process group)."""

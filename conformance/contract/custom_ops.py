@@ -13,6 +13,15 @@ the torch layer's result (to the dtype's rounding) and keep its signature:
   head_size // 2]``;
 - ``silu_and_mul(x) -> out``: ``silu(gate) * up`` for ``x = [gate, up]`` on the last dim;
 - ``linear(x, weight) -> out``: ``x @ weight.T``.
+
+Rule ``platform.custom_ops.importable``: when ``custom_ops_module`` is set, the module
+imports, defines at least one of ``OPS``, and each one it defines is callable.
+
+Rule ``platform.custom_ops.match_reference``: each op the module defines equals the
+engine's torch layer in every declared dtype, at decode and prefill row counts:
+``rms_norm`` with and without the fused residual add (and the residual updated in
+place to ``x + residual``), ``rotary_embedding`` at scattered positions,
+``silu_and_mul``, and ``linear``.
 """
 
 OPS = ("rms_norm", "rotary_embedding", "silu_and_mul", "linear")

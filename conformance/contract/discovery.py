@@ -12,6 +12,18 @@ group ``conformance.platform_namespaces`` (a bridge, such as
 ``conformance.bridges.vllm``), which finds it there and answers with its
 ``PluginEntry``. Loading the bridge only for such names keeps the kit free of the other
 engine everywhere else.
+
+Rule ``platform.discovery.entry_point``: the entry point is a zero-argument function
+returning the qualified name (a str) of the Platform subclass under test.
+
+Rule ``platform.discovery.idempotent``: calling the entry point again returns the same
+answer: engines call it more than once, in more than one process.
+
+Rule ``platform.discovery.no_device_init``: loading the entry point and importing the
+platform class initialise no device runtime: every lazily initialised torch runtime
+(``torch.cuda``, ``torch.xpu``, ...) whose ``is_initialized()`` was False is still
+False afterwards, since discovery runs in every process, including ones that must
+fork safely.
 """
 
 from __future__ import annotations

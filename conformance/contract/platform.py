@@ -41,6 +41,55 @@ class Platform(abc.ABC):
     abstract classmethods. The engine is handed the class (``LLM(platform=...)``
     passes it down through ``EngineConfig.platform``) and never looks it up in a
     global, so engines on different platforms can share a process.
+
+    Rule ``platform.identity.device_type``: ``device_type`` is a device type torch
+    accepts, and tensors made on the platform's device report it.
+
+    Rule ``platform.identity.dispatch_key``: ``dispatch_key`` names a PyTorch dispatch
+    key that the device's tensors carry.
+
+    Rule ``platform.identity.dist_backend``: ``dist_backend`` is a
+    ``torch.distributed`` backend available in this install.
+
+    Rule ``platform.identity.names``: ``device_name`` and ``get_device_name()`` are
+    non-empty strings, and ``get_device_capability()`` is a ``DeviceCapability`` or
+    None.
+
+    The Engine suite judges the pieces together: the engine (the reference ``LLM``,
+    or the one ``engine_cls`` names) on this platform against the same engine on the
+    reference platform, "by the dtype's rule": in float32 token for token; in half
+    dtypes the same tokens until the first position where the runs pick differently,
+    where each pick must be among the other run's top-N logprobs.
+
+    Rule ``engine.generate.fp32_greedy``: in float32, greedy generation of a batch of
+    prompts gives exactly the reference platform's tokens, with logprobs within
+    float32's tolerance.
+
+    Rule ``engine.generate.half_logprobs_close``: in bfloat16 and float16, greedy
+    generation follows the reference platform's tokens by the dtype's rule (the
+    comparison stops at the first differing pick), and before that logprobs of
+    tokens both runs report are within the dtype's tolerance.
+
+    Rule ``engine.generate.block_sizes``: greedy generation in every other declared
+    block size follows the reference platform's (in the suite's block size) by the
+    dtype's rule: paging must not change what the model computes.
+
+    Rule ``engine.generate.sampling_params``: seeded requests with temperature,
+    ``top_k``, ``top_p`` and ``logprobs=N`` generate only tokens inside their filters
+    (a ``top_k`` request's token is among its own top k logprobs) and follow the
+    reference platform's: in float32 token for token, in half dtypes until a draw
+    flips with rounding; the logprobs of the chosen and the top-N tokens are within
+    the dtype's tolerance until then.
+
+    Rule ``engine.generate.batch_invariance``: a request generates the same
+    completion alone as in a batch with others: greedy by the dtype's rule, and a
+    seeded sampled request with identical tokens.
+
+    Rule ``engine.parallel.tensor_parallel``: where the plugin declares
+    ``tensor_parallel`` with a max world size of at least 2, a tensor-parallel engine
+    of 2 ranks (one spawned process each) generates the reference platform's greedy
+    tokens of one rank, by the dtype's rule (float32 may differ only at a near-tie, as
+    the reduction order changes).
     """
 
     # -- identity -------------------------------------------------------------------
@@ -67,13 +116,15 @@ class Platform(abc.ABC):
     def is_available(cls) -> bool:
         """Whether at least one device of this platform is usable in this process.
 
-        Rule: must not raise; when True, ``device_count()`` is at least 1.
+        Rule ``platform.runtime.availability``: ``is_available()`` returns (never
+        raises) True on the machine under test, and then ``device_count()`` is at
+        least 1.
         """
 
     @classmethod
     @abc.abstractmethod
     def device_count(cls) -> int:
-        """Number of visible devices. Rule: >= 1 whenever ``is_available()``.
+        """Number of visible devices (at least 1 whenever ``is_available()``).
 
         Devices, not ranks: several ranks may share one device (the engine puts rank
         ``r`` on device ``r % device_count()``), so a one-device platform answers 1
@@ -85,10 +136,12 @@ class Platform(abc.ABC):
     def set_device(cls, device: torch.device) -> None:
         """Make ``device`` current for this process.
 
-        Rule: accepts ``torch.device(device_type, i)`` for every ``i`` below
-        ``device_count()``, again and again, and in several processes at once for
-        the same ``i`` (ranks sharing a device each call it); afterwards
-        ``current_device()`` returns ``device.index`` (0 when None).
+        Rule ``platform.runtime.current_device``: after
+        ``set_device(torch.device(device_type, i))``, ``current_device()`` returns
+        ``i``, for every ``i`` below ``device_count()``.
+
+        Rule ``engine.parallel.tensor_parallel``: several processes may set the same
+        device at once (ranks sharing a device each do), and each computes on it.
         """
 
     @classmethod
@@ -110,14 +163,16 @@ class Platform(abc.ABC):
     @classmethod
     @abc.abstractmethod
     def get_device_total_memory(cls, device_id: int = 0) -> int:
-        """Total memory of device ``device_id`` in bytes. Rule: > 0, constant."""
+        """Total memory of device ``device_id`` in bytes (see ``mem_get_info``)."""
 
     @classmethod
     @abc.abstractmethod
     def mem_get_info(cls, device_id: int = 0) -> tuple[int, int]:
         """``(free, total)`` bytes of device ``device_id``.
 
-        Rule: 0 <= free <= total, and total equals ``get_device_total_memory``.
+        Rule ``platform.runtime.mem_get_info``: ``mem_get_info()`` is ``(free, total)``
+        with 0 <= free <= total, and total is ``get_device_total_memory()``, which
+        is positive.
         """
 
     @classmethod
@@ -125,9 +180,10 @@ class Platform(abc.ABC):
     def memory_allocated(cls, device_id: int = 0) -> int:
         """Bytes currently held by tensors of this process on device ``device_id``.
 
-        Rule: grows by at least an allocation's size while that tensor lives and
-        falls back once it is released (the Worker suite uses this to check memory
-        profiling and that shutdown gives memory back).
+        Rule ``platform.runtime.memory``: ``memory_allocated()`` grows by at least a
+        tensor's size while it lives and falls back by most of it once the tensor is
+        released, and ``empty_cache()`` does not raise. (The Worker suite relies on
+        this to check memory profiling and that shutdown gives memory back.)
         """
 
     @classmethod
@@ -135,7 +191,8 @@ class Platform(abc.ABC):
     def synchronize(cls, device_id: int | None = None) -> None:
         """Block until all work queued on the device has finished.
 
-        Rule: afterwards every event recorded before the call has completed.
+        Rule ``platform.runtime.synchronize``: after ``synchronize()``, every event
+        recorded before it has completed.
         """
 
     @classmethod
@@ -143,10 +200,10 @@ class Platform(abc.ABC):
     def Event(cls, enable_timing: bool = False) -> DeviceEvent:
         """A new device event (``record``, ``query``, ``synchronize``, ``elapsed_time``).
 
-        Rule: after ``synchronize()`` a recorded event's ``query()`` is True; with
-        timing enabled, ``elapsed_time`` between events recorded in order is a
-        non-negative number of milliseconds, and ordered (a later end event never
-        reports less time than an earlier one).
+        Rule ``platform.runtime.events``: after its own ``synchronize()`` a recorded
+        event's ``query()`` is True; with timing enabled, ``elapsed_time`` between
+        events recorded in order is a non-negative number of milliseconds, and
+        ordered (a later end event never reports less time than an earlier one).
         """
 
     @classmethod
@@ -154,25 +211,27 @@ class Platform(abc.ABC):
     def Stream(cls):
         """A new stream of the device (``torch.cuda.Stream``'s shape).
 
-        Rule: returns an object (never None), and where torch has a stream context
-        manager for the device type (``torch.<device_type>.stream``), that context
-        manager accepts it: ``with torch.<device_type>.stream(platform.Stream()):``
-        enters and leaves without error.
+        Rule ``platform.runtime.stream``: ``Stream()`` returns a new object (never
+        None), and where torch has a stream context manager for the device type
+        (``torch.<device_type>.stream``), ``with torch.<device_type>.stream(
+        platform.Stream()):`` enters and leaves without error.
         """
 
     @classmethod
     @abc.abstractmethod
     def empty_cache(cls) -> None:
-        """Release cached, unused device memory to the device. Must not raise."""
+        """Release cached, unused device memory to the device (see
+        ``memory_allocated``)."""
 
     @classmethod
     @abc.abstractmethod
     def manual_seed_all(cls, seed: int) -> None:
         """Seed the random generators of every device.
 
-        Rule: the same seed makes ``torch.rand(..., device=...)`` produce the same
-        tensor again, and another seed another tensor (a seed that is ignored
-        reproduces too).
+        Rule ``platform.runtime.seeding``: the same seed, given to ``manual_seed_all``
+        or to ``seed_everything``, makes ``torch.rand(..., device=...)`` produce the
+        same tensor again, and another seed another tensor (a seed that is ignored
+        would reproduce too).
         """
 
     @classmethod
@@ -187,7 +246,9 @@ class Platform(abc.ABC):
     def is_pin_memory_available(cls) -> bool:
         """Whether host tensors can be page-locked for fast copies to the device.
 
-        Rule: when True, ``tensor.pin_memory()`` succeeds and the result is pinned.
+        Rule ``platform.runtime.pin_memory``: when ``is_pin_memory_available()`` is
+        True, ``tensor.pin_memory()`` on a host tensor succeeds and the result is
+        pinned.
         """
 
     @classmethod
@@ -201,9 +262,13 @@ class Platform(abc.ABC):
     def get_attn_backend_cls(cls, config: AttentionSelectorConfig) -> str:
         """Qualified name of the ``AttentionBackend`` subclass for ``config``.
 
-        Rule: the name imports, names an ``AttentionBackend`` subclass, and that
-        backend's ``validate_configuration`` accepts ``config``; for a configuration
-        outside the declared capabilities, raise ``ValueError`` naming the reason.
+        Rule ``platform.factories.attention_backend``: for every declared
+        configuration, the name imports, names an ``AttentionBackend`` subclass, and
+        that backend's ``validate_configuration`` accepts the configuration.
+
+        Rule ``platform.factories.attention_refusal``: for a head size, dtype or block
+        size outside the declared set, ``get_attn_backend_cls`` raises ``ValueError``
+        naming the reason instead of naming a backend.
         """
 
     @classmethod
@@ -213,13 +278,20 @@ class Platform(abc.ABC):
         The default is the reference engine's generic ``Worker``, which reaches the
         device only through the platform in its config; override it for a custom
         worker.
+
+        Rule ``platform.factories.worker``: ``get_worker_cls()`` names an importable,
+        concrete ``WorkerBase`` subclass.
         """
         return "conformance.reference_engine.worker.worker.Worker"
 
     @classmethod
     @abc.abstractmethod
     def get_device_communicator_cls(cls) -> str:
-        """Qualified name of the ``DeviceCommunicatorBase`` subclass for this device."""
+        """Qualified name of the ``DeviceCommunicatorBase`` subclass for this device.
+
+        Rule ``platform.factories.communicator``: ``get_device_communicator_cls()``
+        names an importable, concrete ``DeviceCommunicatorBase`` subclass.
+        """
 
     @classmethod
     def engine_cls(cls) -> str | None:
@@ -246,9 +318,11 @@ class Platform(abc.ABC):
     def check_and_update_config(cls, config: EngineConfig) -> None:
         """Refuse or adjust an engine configuration before anything is built.
 
-        Rule: a dtype, KV-cache dtype, block size or tensor-parallel size outside the
-        declared capabilities raises ``ValueError`` naming the value; otherwise the
-        config may be adjusted in place and must stay within the declared set.
+        Rule ``platform.config.check_and_update``: a config of every declared dtype,
+        KV-cache dtype and block size is accepted, and may be adjusted in place but
+        stays within the declared set; a dtype, KV-cache dtype, block size,
+        tensor-parallel size or model architecture outside the declared capabilities
+        raises ``ValueError``.
         """
         caps = cls.capabilities
         if config.dtype not in caps.dtypes:
@@ -276,7 +350,12 @@ class Platform(abc.ABC):
 
     @classmethod
     def verify_model_arch(cls, arch: str) -> None:
-        """Raise ``ValueError`` naming ``arch`` unless it is a declared architecture."""
+        """Raise ``ValueError`` naming ``arch`` unless it is a declared architecture.
+
+        Rule ``platform.config.model_arch``: ``verify_model_arch`` accepts every
+        declared architecture and raises a ``ValueError`` naming any other (a
+        mixture-of-experts model, say).
+        """
         if arch not in cls.capabilities.model_architectures:
             raise ValueError(
                 f"{cls.device_name}: model architecture {arch!r} is not supported "
@@ -286,7 +365,11 @@ class Platform(abc.ABC):
     @classmethod
     def verify_quantization(cls, quant: str | None) -> None:
         """Raise ``ValueError`` naming ``quant`` unless it is None (unquantized) or a
-        declared quantization method."""
+        declared quantization method.
+
+        Rule ``platform.config.quantization``: ``verify_quantization`` accepts None and
+        every declared method and raises a ``ValueError`` naming any other.
+        """
         if quant is not None and quant not in cls.capabilities.quantizations:
             declared = ", ".join(cls.capabilities.quantizations) or "none"
             raise ValueError(

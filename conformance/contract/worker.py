@@ -8,6 +8,16 @@ engine does): ``init_device`` -> ``load_model`` -> ``determine_available_memory`
 through the platform it is handed (``config.platform``); a plugin overrides it only
 when it must. The step objects are picklable, so the same objects go to a worker in
 another process.
+
+Rule ``worker.lifecycle.in_process``: driven in process in the engine's order, the
+worker completes every call, and each step returns one in-vocabulary token per
+request that reaches its end, in schedule order.
+
+Rule ``worker.lifecycle.multiprocess``: driven through the engine's
+one-process-per-rank executor (a spawned process told its platform by the config,
+every call through ``collective_rpc``), the worker completes the engine's order of
+calls and returns the reference worker's greedy tokens for every prefill, decode and
+mixed step.
 """
 
 from __future__ import annotations
@@ -54,7 +64,15 @@ class ModelRunnerOutput:
 
 class WorkerBase(abc.ABC):
     """Base class of every worker. The executor calls methods by name, so a worker
-    must implement every method below (the Worker suite checks each exists)."""
+    must implement every method below.
+
+    Rule ``worker.rpc.methods``: every method an executor calls through
+    ``collective_rpc`` (``init_device``, ``load_model``,
+    ``determine_available_memory``, ``initialize_cache``, ``execute_model``,
+    ``check_health``, ``shutdown``) is a concrete method of the platform's worker
+    class that accepts the arguments the executor passes, and the worker takes the
+    executor's constructor arguments.
+    """
 
     def __init__(
         self,
@@ -80,8 +98,14 @@ class WorkerBase(abc.ABC):
     def determine_available_memory(self) -> int:
         """Bytes the KV cache may use after a profiling run.
 
-        Rule: positive, not above the device's total memory, stable across calls,
-        and within ``config.memory_fraction`` of the device's memory.
+        Rule ``worker.memory.available_bounds``: after loading the model it is a
+        positive int, not above the device's total memory.
+
+        Rule ``worker.memory.stable``: asked twice in a row, it answers the same.
+
+        Rule ``worker.memory.fraction``: with ``config.memory_fraction`` f, it is at
+        most f times the device's total memory, less what the worker itself took on
+        the device in loading the model.
         """
 
     @abc.abstractmethod
@@ -90,7 +114,33 @@ class WorkerBase(abc.ABC):
 
     @abc.abstractmethod
     def execute_model(self, scheduler_output: SchedulerOutput) -> ModelRunnerOutput:
-        """Run one scheduled step and return the tokens it sampled."""
+        """Run one scheduled step and return the tokens it sampled.
+
+        Rule ``worker.execute.prefill``: a batch of prefills returns, per request, the
+        reference worker's greedy token (in float32 exactly; in half dtypes by the
+        top-N closeness rule) and logprobs within the dtype's tolerance.
+
+        Rule ``worker.execute.decode``: successive decode steps return, per request,
+        the reference worker's greedy token for that step and logprobs within the
+        dtype's tolerance, in every declared block size and dtype (against the
+        reference where it declares that block size too).
+
+        Rule ``worker.execute.mixed``: a batch mixing a chunked prefill with decodes
+        samples only the requests that reach their end, each with the reference
+        worker's greedy token and logprobs within the dtype's tolerance.
+
+        Rule ``worker.execute.seeded_sampling``: a request with a seed samples the
+        same token whenever the same step is run again (whatever the worker's own
+        generator has drawn since) and, in float32, the token the reference worker
+        samples.
+
+        Rule ``worker.execute.sampling_params``: seeded requests with temperature,
+        ``top_k`` and ``top_p`` (and ``logprobs=N``) sample only inside their
+        filters: a ``top_k`` request's token is among its own top k logprobs; in
+        float32 each picks the reference worker's token exactly (in half dtypes a
+        draw may flip with rounding), and the logprobs of the chosen and the top-N
+        tokens are within the dtype's tolerance of the reference's.
+        """
 
     def check_health(self) -> None:
         """Raise if the worker can no longer compute. A worker with no health
@@ -100,5 +150,8 @@ class WorkerBase(abc.ABC):
     def shutdown(self) -> None:
         """Release the model, the KV cache and every device buffer the worker holds.
 
-        Rule: afterwards the device memory the worker allocated is given back.
+        Rule ``worker.memory.shutdown_releases``: after ``shutdown()`` (the worker
+        object still alive, as an executor keeps it), ``memory_allocated()`` falls
+        back by at least half of what loading the model and a large KV cache added
+        (the growth must show at least half the cache's size).
         """

@@ -1,9 +1,11 @@
-"""Every contract of the suites, read from the tests themselves.
+"""Every contract of the suites: the ids the tests carry, with the rules the contract
+states for them.
 
-A contract's id comes from its tests' ``contract`` markers and its rule from their
-docstrings, so the mustpass list, ``conformance contracts`` and the support
-matrix's rows are generated from one source and cannot drift from what is tested
-(``python -m conformance.dev regenerate`` writes the shipped mustpass list).
+A contract's id comes from its tests' ``contract`` markers and its rule from the
+contract's docstrings (``conformance.contract.rules``), each written once, so the
+mustpass list, ``conformance contracts`` and the support matrix's rows cannot drift
+from the contract or from what is tested (``python -m conformance.dev regenerate``
+writes the shipped mustpass list).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import conformance.suites
+from conformance.contract.rules import rule_texts
 
 MUSTPASS_PATH = Path(__file__).resolve().parent.parent / "results" / "mustpass.json"
 
@@ -38,22 +41,19 @@ def contract_marker(function) -> str | None:
     return ids[0] if len(ids) == 1 else None
 
 
-def rule_of(function) -> str:
-    """A test's docstring as one line: the rule it checks."""
+def test_description(function) -> str:
+    """A test's docstring as one line: how it checks its contract's rule."""
     return " ".join((inspect.getdoc(function) or "").split())
 
 
 @functools.cache
 def contracts() -> dict[str, str]:
-    """Every contract id with its rule (the docstrings of its tests, joined)."""
-    rules: dict[str, list[str]] = {}
-    for _, _, function in suite_test_functions():
-        contract = contract_marker(function)
-        if contract is not None:
-            rule = rule_of(function)
-            if rule not in rules.setdefault(contract, []):
-                rules[contract].append(rule)
-    return {contract: " ".join(found) for contract, found in sorted(rules.items())}
+    """Every contract id the suites test, with its rule as the contract states it
+    (empty for an id the contract states no rule for, which the kit's rule audit
+    refuses)."""
+    tested = {contract_marker(function) for _, _, function in suite_test_functions()} - {None}
+    stated = rule_texts()
+    return {contract: stated.get(contract, "") for contract in sorted(tested)}
 
 
 @functools.cache

@@ -126,6 +126,11 @@ BROKEN = {
         "platform",
         {"platform.config.check_and_update"},
     ),
+    "any_kv_cache_dtype": (
+        "kit_test_plugins.config_hooks:AnyKvCacheDtypePlatform.plugin",
+        "platform",
+        {"platform.config.check_and_update"},
+    ),
     "any_quantization": (
         "kit_test_plugins.config_hooks:AnyQuantizationPlatform.plugin",
         "platform",

@@ -6,8 +6,8 @@ import dataclasses
 import itertools
 
 import pytest
-import torch
 
+from conformance.contract.capabilities import KNOWN_DTYPES, KNOWN_KV_CACHE_DTYPES
 from conformance.contract.config import EngineConfig
 from conformance.suites.support import exercised
 
@@ -49,8 +49,8 @@ def test_verify_quantization(platform, capabilities):
 def test_check_and_update_config(platform, capabilities):
     """``check_and_update_config`` accepts every declared dtype, KV-cache dtype and
     block size and leaves the config within the declared set, and raises
-    ``ValueError`` for an undeclared dtype, block size, tensor-parallel size or
-    architecture."""
+    ``ValueError`` for an undeclared dtype, KV-cache dtype, block size,
+    tensor-parallel size or architecture."""
     for dtype, kv_cache_dtype, block_size in itertools.product(
             capabilities.dtypes, capabilities.kv_cache_dtypes, capabilities.block_sizes):
         config = dataclasses.replace(_declared_config(capabilities), dtype=dtype,
@@ -66,10 +66,12 @@ def test_check_and_update_config(platform, capabilities):
         "tensor_parallel_size": capabilities.max_world_size + 1,
         "architecture": _FOREIGN_ARCH,
     }
-    missing_dtypes = [d for d in (torch.float32, torch.bfloat16, torch.float16)
-                      if d not in capabilities.dtypes]
+    missing_dtypes = [d for d in KNOWN_DTYPES if d not in capabilities.dtypes]
     if missing_dtypes:
         undeclared["dtype"] = missing_dtypes[0]
+    missing_cache_dtypes = sorted(KNOWN_KV_CACHE_DTYPES - set(capabilities.kv_cache_dtypes))
+    if missing_cache_dtypes:
+        undeclared["kv_cache_dtype"] = missing_cache_dtypes[0]
     for field, value in undeclared.items():
         bad = dataclasses.replace(_declared_config(capabilities), **{field: value})
         with pytest.raises(ValueError):
