@@ -1,5 +1,5 @@
 """The sections of ``docs/plugin-guide.md`` made from the suites: one per suite, each
-contract with the rule it checks (the tests' markers and docstrings, as
+contract with its rule (the suites' markers and the contract's ``Rule`` paragraphs, as
 ``conformance contracts`` prints them). The rest of the guide is written by hand;
 ``python -m conformance.dev regenerate`` rewrites the generated part.
 """
