@@ -1,17 +1,22 @@
-"""From record files to the ``Matrix``: the one data model every output renders."""
+"""From record files to the ``Matrix``: the one data model every output renders.
+
+Records are judged and kept in the index (``index``): a build with an index file
+judges only new or changed files; without one it uses an index in memory.
+"""
 
 from __future__ import annotations
 
 import dataclasses
 import datetime
-import hashlib
 import os
 from collections.abc import Iterable
+from pathlib import Path
 
 from conformance.matrix import capabilities, grid, history
+from conformance.matrix.index import Judging, RecordIndex
 from conformance.matrix.kits import KnownKits, known_kits
 from conformance.matrix.model import Generated, Matrix
-from conformance.matrix.sources import Accepted, load_records
+from conformance.matrix.sources import Accepted
 from conformance.results.verify import load_mustpass
 
 GENERATOR = "conformance matrix build"
@@ -21,12 +26,14 @@ GENERATOR = "conformance matrix build"
 class Built:
     matrix: Matrix
     records: list[Accepted]  # what the matrix shows, one per content
-    copies: dict[str, bytes]  # site-relative path -> the record's bytes, as read
+    copies: dict[str, tuple[Path, str]]  # site-relative path -> (record file, its sha256)
+    judged: int  # record files judged by this build; the others were read from the index
 
 
 def build_matrix(paths: Iterable[str | os.PathLike], *, now: datetime.datetime | None = None,
                  stale_days: int = 30, window: int = 10, kits: KnownKits | None = None,
-                 mustpass: dict[str, str] | None = None, allow_unreleased: bool = False) -> Built:
+                 mustpass: dict[str, str] | None = None, allow_unreleased: bool = False,
+                 index: str | os.PathLike | None = None) -> Built:
     """The matrix of the records under ``paths`` (files or folders).
 
     ``now`` is the verifying clock (no record may lie ahead of it) and the staleness
@@ -34,19 +41,26 @@ def build_matrix(paths: Iterable[str | os.PathLike], *, now: datetime.datetime |
     its transitions and flakiness look at; ``kits`` and ``mustpass`` (the kit's contracts:
     the rows, and the only ids its records may name) default to the
     installed kit's and exist so tests and benchmarks can describe other kits;
-    ``allow_unreleased`` shows records of kits not released, and the page says so.
+    ``allow_unreleased`` shows records of kits not released, and the page says so;
+    ``index`` is the index file to keep (None: one in memory, for this build only).
     """
     now = now or datetime.datetime.now(datetime.timezone.utc)
     kits = kits or known_kits()
     mustpass = load_mustpass() if mustpass is None else mustpass
-    accepted, rejected = load_records(paths, kits, now, allow_unreleased, frozenset(mustpass))
-    records = _unique(accepted)
-    lines: dict[tuple[str, str, str], list[Accepted]] = {}
-    for record in sorted(records, key=lambda r: (r.started, str(r.path))):
-        lines.setdefault(record.line, []).append(record)
+    with RecordIndex(index if index is not None else ":memory:") as records_index:
+        records, rejected = records_index.ingest(
+            paths, Judging(kits, now, allow_unreleased, frozenset(mustpass)))
+        lines: dict[tuple[str, str, str], list[Accepted]] = {}
+        for record in sorted(records, key=lambda r: (r.started, str(r.path))):
+            lines.setdefault(record.line, []).append(record)
+        # What the pages read outcomes of: each line's compared window and newest record.
+        shown = {r.digest: r for runs in lines.values() for r in [*history.compared(runs)[-window:], runs[-1]]}
+        records_index.load(list(shown.values()), with_tests=[runs[-1].digest for runs in lines.values()])
+        named = records_index.contract_ids()
+        judged = records_index.judged
 
     href = {r.path: _copy_name(r) for r in records}
-    contracts = grid.contract_rows(mustpass, records)
+    contracts = grid.contract_rows(mustpass, named)
     contract_ids = [c.id for c in contracts]
     columns, newest, histories = [], [], []
     # Ordered as read: by plugin, then device, then distribution.
@@ -80,7 +94,7 @@ def build_matrix(paths: Iterable[str | os.PathLike], *, now: datetime.datetime |
         histories=histories,
         rejected=rejected,
     )
-    return Built(matrix, records, {href[r.path]: r.raw for r in records})
+    return Built(matrix, records, {href[r.path]: (r.path, r.digest) for r in records}, judged)
 
 
 def stale_rule(stale_days: int, now: datetime.datetime, contract_version: str) -> str:
@@ -104,15 +118,6 @@ def _unreleased_note(allowed: bool, columns: list) -> str | None:
             "\"unreleased kit\". A published matrix is built without it.")
 
 
-def _unique(records: list[Accepted]) -> list[Accepted]:
-    """One record per content: the same file reached twice is one run, not two."""
-    seen: dict[str, Accepted] = {}
-    for record in records:
-        seen.setdefault(hashlib.sha256(record.raw).hexdigest(), record)
-    return list(seen.values())
-
-
 def _copy_name(record: Accepted) -> str:
     stamp = record.started.astimezone(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    digest = hashlib.sha256(record.raw).hexdigest()[:12]
-    return f"records/{grid.column_id(*record.line)}/{stamp}-{digest}.record.json"
+    return f"records/{grid.column_id(*record.line)}/{stamp}-{record.digest[:12]}.record.json"

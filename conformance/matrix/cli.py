@@ -5,6 +5,7 @@ submission, ``verify-site`` a published site's signature."""
 from __future__ import annotations
 
 import argparse
+import sqlite3
 import sys
 
 
@@ -26,6 +27,10 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     build.add_argument("--window", type=int, default=10, metavar="N",
                        help="comparable records per platform that history and flakiness "
                        "look at (default 10)")
+    build.add_argument("--index", metavar="FILE",
+                       help="the index of records to keep between builds (default: "
+                       ".SITE.index.sqlite beside the site); a cache: deleting it rebuilds "
+                       "the same site")
     build.add_argument("--signing-key", metavar="PRIVATE_KEY",
                        help="sign the site's matrix.json with this Ed25519 key (matrix.json.sig)")
     build.add_argument("--signer", metavar="NAME", help="who signs, with --signing-key")
@@ -57,6 +62,8 @@ def run(args: argparse.Namespace) -> int:
     # Imported here: every `conformance` command parses these arguments, and only
     # these two need Jinja and the schema validator.
     from conformance.matrix.build import build_matrix
+    from conformance.matrix.index import default_index_path
+    from conformance.matrix.presentation import plural
     from conformance.matrix.site import SiteError, write_site
 
     if args.matrix_command == "check":
@@ -72,8 +79,14 @@ def run(args: argparse.Namespace) -> int:
     if bool(args.signing_key) != bool(args.signer):
         print("conformance matrix build: --signing-key and --signer go together", file=sys.stderr)
         return 2
-    built = build_matrix(args.records, stale_days=args.stale_days, window=args.window,
-                         allow_unreleased=args.allow_unreleased)
+    index = args.index or default_index_path(args.output)
+    try:
+        built = build_matrix(args.records, stale_days=args.stale_days, window=args.window,
+                             allow_unreleased=args.allow_unreleased, index=index)
+    except sqlite3.DatabaseError as exc:
+        print(f"conformance matrix build: {index}: not an index of records ({exc}); "
+              "delete it, it is a cache", file=sys.stderr)
+        return 2
     for rejection in built.matrix.rejected:
         print(f"conformance matrix: rejected {rejection.path}: {rejection.reason}", file=sys.stderr)
     try:
@@ -82,8 +95,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"conformance matrix build: {exc}", file=sys.stderr)
         return 2
     rejected = len(built.matrix.rejected)
-    print(f"wrote {site}/index.html, matrix.md and matrix.json from {len(built.records)} "
-          f"records ({len(built.matrix.columns)} platforms; {rejected} rejected)")
+    print(f"wrote {site}/index.html, matrix.md and matrix.json from "
+          f"{plural(len(built.records), 'record')} ({plural(len(built.matrix.columns), 'platform')}; "
+          f"{rejected} rejected)")
     if args.signing_key:
         from conformance.matrix.site_signature import sign_site
         from conformance.results.signing import SigningError

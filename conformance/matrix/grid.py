@@ -116,10 +116,10 @@ def _bridged(bridge: dict | None, profile: str | None) -> str | None:
     return f"bridged from {bridge['interface']} {bridge['version']}{judged}"
 
 
-def contract_rows(mustpass: dict[str, str], records: list[Accepted]) -> list[Contract]:
+def contract_rows(mustpass: dict[str, str], named: set[str]) -> list[Contract]:
     """The grid's rows: the mustpass contracts in their order, then contracts that only
-    records name (other kits' or optional ones), each group ordered by suite."""
-    extra = sorted({c for r in records for c in r.data["contracts"]} - set(mustpass))
+    records name (``named``: other kits' or optional ones), each group ordered by suite."""
+    extra = sorted(named - set(mustpass))
     rows = [Contract(c, c.split(".")[0], rule, True) for c, rule in mustpass.items()]
     rows += [Contract(c, c.split(".")[0], "not in this kit's mustpass list", False) for c in extra]
     suites = list(dict.fromkeys(r.suite for r in rows))

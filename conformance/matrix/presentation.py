@@ -37,3 +37,8 @@ def day(timestamp: str) -> str:
 def figure(value: float) -> str:
     """Three or so significant digits: the runs behind a figure vary more than that."""
     return f"{value:,.2f}" if value < 10 else f"{value:,.1f}" if value < 1000 else f"{value:,.0f}"
+
+
+def plural(count: int, noun: str) -> str:
+    """"1 record", "2 records": the pages count things people read."""
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"

@@ -3,13 +3,16 @@
 The site is written into a temporary folder beside the target and swapped in at the
 end, so a failed build leaves the previous site as it was rather than half of a new
 one. Only an empty folder or a site this command wrote is ever replaced: ``-o`` given
-a wrong folder must not delete it.
+a wrong folder must not delete it. A record copy already in the site being replaced
+is linked, not copied again: its name holds its content's digest.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
+import os
 import shutil
 import tempfile
 from importlib import resources
@@ -39,7 +42,6 @@ def site_files(built: Built) -> dict[str, str | bytes]:
     static = resources.files("conformance.matrix") / "static"
     for name in STATIC_FILES:
         files[f"static/{name}"] = (static / name).read_bytes()
-    files.update(built.copies)
     return files
 
 
@@ -57,6 +59,23 @@ def _replaceable(target: Path) -> bool:
         return False
 
 
+def _copy_record(source: Path, digest: str, previous: Path, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if previous.is_file() and not previous.is_symlink():
+        try:
+            os.link(previous, path)
+            return
+        except OSError:
+            pass  # another file system, or no hard links: copy it as below
+    try:
+        raw = source.read_bytes()
+    except OSError as exc:
+        raise SiteError(f"{source}: cannot copy the record into the site ({exc.strerror})") from None
+    if hashlib.sha256(raw).hexdigest() != digest:
+        raise SiteError(f"{source}: the record changed while the site was built; build again")
+    path.write_bytes(raw)
+
+
 def write_site(built: Built, target: str | Path) -> Path:
     target = Path(target)
     if not _replaceable(target):
@@ -72,6 +91,8 @@ def write_site(built: Built, target: str | Path) -> Path:
                 path.write_text(content, encoding="utf-8")
             else:
                 path.write_bytes(content)
+        for relative, (source, digest) in built.copies.items():
+            _copy_record(source, digest, target / relative, staging / relative)
         if target.exists():
             shutil.rmtree(target)
         staging.rename(target)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import hashlib
 import os
 import re
 from collections.abc import Iterable
@@ -45,7 +46,7 @@ _LOOKS_LIKE_A_RECORD = re.compile(r"\.(json|record)(\.[a-z0-9]+)?$", re.IGNORECA
 @dataclasses.dataclass(frozen=True)
 class Accepted:
     path: Path
-    raw: bytes
+    digest: str  # sha256 of the file's bytes, as read: the record's identity in the index
     data: dict
     verdict: str  # the verdict's first word(s): CONFORMANT, NOT CONFORMANT, INCOMPLETE
     verdict_line: str
@@ -117,20 +118,45 @@ def load_records(paths: Iterable[str | os.PathLike], kits: KnownKits, now: datet
     accepted = []
     for path, within in files.records:
         try:
-            # The top of a records folder holds the CI's keys, never a vendor's.
-            vendor = None if path.parent == within else _keyring(path.parent, keyrings)
-            checking = Checking(now, vendor, _keyring(within, keyrings) if within is not None else None,
-                                contracts)
-            record = _accept(path, within, kits, checking)
-            if not allow_unreleased and not record.released:
-                raise reading.UnreadableRecord(
-                    f"made by kit {record.provenance['kit_version']}, which is not a release "
-                    "listed in released_kits.json (a development kit); --allow-unreleased "
-                    "shows it, marked as such")
-            accepted.append(record)
-        except (reading.UnreadableRecord, signing.SigningError) as exc:
-            rejected.append(Rejection(reading.printable(str(path)), reading.printable(str(exc))))
+            accepted.append(judge(path, within, kits, now, allow_unreleased, contracts, keyrings))
+        except RecordRejected as exc:
+            rejected.append(exc.rejection)
     return accepted, rejected
+
+
+class RecordRejected(Exception):
+    """The file is not a record the matrix may show; ``rejection`` says why."""
+
+    def __init__(self, rejection: Rejection) -> None:
+        super().__init__(rejection.reason)
+        self.rejection = rejection
+
+
+def judge(path: Path, within: Path | None, kits: KnownKits, now: datetime.datetime,
+          allow_unreleased: bool, contracts: frozenset[str] | None,
+          keyrings: dict[Path, signing.Keyring]) -> Accepted:
+    """The record at ``path`` as the matrix shows it, or ``RecordRejected``;
+    ``keyrings`` caches the keyrings read so far, by folder."""
+    try:
+        # The top of a records folder holds the CI's keys, never a vendor's.
+        vendor = None if path.parent == within else _keyring(path.parent, keyrings)
+        checking = Checking(now, vendor, _keyring(within, keyrings) if within is not None else None,
+                            contracts)
+        record = _accept(path, within, kits, checking)
+        if not allow_unreleased and not record.released:
+            raise reading.UnreadableRecord(
+                f"made by kit {record.provenance['kit_version']}, which is not a release "
+                "listed in released_kits.json (a development kit); --allow-unreleased "
+                "shows it, marked as such")
+        return record
+    except (reading.UnreadableRecord, signing.SigningError) as exc:
+        raise RecordRejected(Rejection(reading.printable(str(path)), reading.printable(str(exc)))) from None
+
+
+def keyring_files(path: Path, within: Path | None) -> tuple[Path, ...]:
+    """The keyring files that judge the record at ``path`` (whether or not they exist)."""
+    vendor = () if path.parent == within else (path.parent / KEYRING_NAME,)
+    return vendor + ((within / KEYRING_NAME,) if within is not None else ())
 
 
 def _keyring(folder: Path, cache: dict[Path, signing.Keyring]) -> signing.Keyring:
@@ -155,7 +181,8 @@ def _accept(path: Path, within: Path | None, kits: KnownKits, checking: Checking
     verdict = verify_loaded(data, path, checking)
     if verdict.exit_code == INVALID:
         raise reading.UnreadableRecord(verdict.line.removeprefix(reading.printable(f"INVALID: {path}: ")))
-    return Accepted(path, raw, data, verdict.line.split(":", 1)[0], verdict.line, verdict.trust,
+    return Accepted(path, hashlib.sha256(raw).hexdigest(), data, verdict.line.split(":", 1)[0],
+                    verdict.line, verdict.trust,
                     kits.release_of(data["provenance"]) is not None)
 
 
@@ -173,7 +200,7 @@ def _accept_earlier_release(path: Path, raw: bytes, data: dict, kits: KnownKits,
     trust, problem = signing.check_signature(data, checking.vendor_keyring, checking.ci_keyring)
     if problem:
         raise reading.UnreadableRecord(problem)
-    return Accepted(path, raw, data, "NOT CHECKED",
+    return Accepted(path, hashlib.sha256(raw).hexdigest(), data, "NOT CHECKED",
                     f"not checked by this kit ({kits.installed.version}): the record is "
                     f"from kit {kit}, whose own `conformance verify` checks it; {trust.describe()}",
                     trust)

@@ -55,7 +55,7 @@ def test_tensor_parallel_says_its_max_world_size(matrix):
 
 
 def _cell(record: dict, label: str) -> tuple[str, str]:
-    accepted = Accepted(path=Path("r.record.json"), raw=b"", data=record, verdict="", verdict_line="")
+    accepted = Accepted(path=Path("r.record.json"), digest="", data=record, verdict="", verdict_line="")
     (row,) = [r for r in capability_rows([_Column()], [accepted]) if r.label == label]
     return row.cells["c"].state, row.cells["c"].detail
 

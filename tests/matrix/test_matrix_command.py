@@ -28,7 +28,7 @@ def test_build_writes_the_three_outputs(tmp_path):
     done = conformance("matrix", "build", str(tmp_path / "records"), "-o", str(tmp_path / "site"))
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith(f"wrote {tmp_path / 'site'}/index.html, matrix.md and matrix.json "
-                                  "from 1 records (1 platforms; 0 rejected)")
+                                  "from 1 record (1 platform; 0 rejected)")
     assert json.loads((tmp_path / "site" / "matrix.json").read_text())["generated"]["records"] == 1
 
 

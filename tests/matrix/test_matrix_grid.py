@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+
 import pytest
 from scenario import CONTRACTS, HOSTILE, NPU_ABSENT, NPU_OUTCOMES, column
 
@@ -15,7 +17,8 @@ def test_one_column_per_platform_line_shown_by_its_newest_record(matrix, scenari
         ("old", "Old Board"), ("retro", "Retro")]
     cpu = column(matrix, "cpu")
     assert cpu.date == "2026-11-20T08:00:00+00:00"
-    assert built.copies[cpu.record] == paths["cpu-20"].read_bytes()
+    source, digest = built.copies[cpu.record]
+    assert source == paths["cpu-20"] and digest == hashlib.sha256(source.read_bytes()).hexdigest()
 
 
 def test_rows_are_the_mustpass_contracts_in_order_grouped_by_suite(matrix):

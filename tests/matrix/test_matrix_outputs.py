@@ -47,8 +47,8 @@ def test_grid_cells_on_the_page_are_the_records_outcomes(site, matrix):
 def test_the_page_links_every_record_copy_and_history_page(site, scenario):
     page = parse_page(site / "index.html")
     links = {attrs["href"] for attrs in page.having("a", "href")}
-    for relative, raw in scenario[2].copies.items():
-        assert (site / relative).read_bytes() == raw
+    for relative, (source, _) in scenario[2].copies.items():
+        assert (site / relative).read_bytes() == source.read_bytes()
     for column_ in scenario[2].matrix.columns:
         assert column_.record in links and f"platforms/{column_.id}.html" in links
         assert (site / "platforms" / f"{column_.id}.html").is_file()

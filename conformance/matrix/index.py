@@ -1,0 +1,320 @@
+"""The index of records: an SQLite file caching what each record file was judged to be.
+
+``conformance matrix build`` reads a records folder that grows by a record per device
+per nightly run; judging a record (schema, names, times, kit, roll-ups, signature) is
+most of a build's time, so each file is judged once and the outcome kept here, keyed
+by the file (path, size, modification time, and the digest of the keyrings that
+judged it) and by its content (sha256). A build judges only new or changed files and
+renders from queries on the index.
+
+The index is a cache, never a source: deleting it rebuilds the same site from the
+records. It is dropped whole when what judged its rows changes (the installed kit,
+the released kits, the contract ids, ``--allow-unreleased``); a file is judged again
+when the verifying clock is earlier than when it was judged (a record may not lie
+ahead of the clock), on a new day when it holds a dated waiver (which may have
+expired), and, when it was rejected, on every build (a rejection is cheap and rare).
+
+The schema and queries are portable SQL (no SQLite-only types or functions; ``?``
+parameters, as DB-API's ``qmark`` style), so a deployment that outgrows one file can
+create the same tables on a server database (docs/matrix.md says how).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import dataclasses
+import datetime
+import hashlib
+import json
+import os
+import sqlite3
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from conformance.matrix.kits import KnownKits
+from conformance.matrix.model import Rejection
+from conformance.matrix.sources import (
+    RECORD_SUFFIX,
+    Accepted,
+    RecordRejected,
+    judge,
+    keyring_files,
+    record_files,
+)
+from conformance.results import signing, waivers
+
+#: Bumped when a table changes: an index of another format is dropped and rebuilt.
+INDEX_FORMAT = "1"
+
+SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS index_meta (name VARCHAR(64) PRIMARY KEY, value TEXT NOT NULL)",
+    # One row per record file of the last build: how it was judged, and by what.
+    "CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, within_folder TEXT NOT NULL,"
+    " size BIGINT NOT NULL, mtime_ns BIGINT NOT NULL, keyrings CHAR(64) NOT NULL,"
+    " judged_at VARCHAR(40) NOT NULL, dated_waivers INTEGER NOT NULL, digest CHAR(64),"
+    " verdict TEXT, verdict_line TEXT, trust_level VARCHAR(20), trust_signer TEXT,"
+    " trust_key TEXT, released INTEGER, rejection TEXT)",
+    # One row per accepted content: what the pages read of it.
+    "CREATE TABLE IF NOT EXISTS records (digest CHAR(64) PRIMARY KEY, distribution TEXT NOT NULL,"
+    " plugin TEXT NOT NULL, device TEXT NOT NULL, started_utc VARCHAR(40) NOT NULL,"
+    " contract_version TEXT NOT NULL, complete INTEGER NOT NULL, provenance TEXT NOT NULL,"
+    " summary TEXT NOT NULL, extras TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS contract_outcomes (digest CHAR(64) NOT NULL,"
+    " contract VARCHAR(200) NOT NULL, outcome VARCHAR(20) NOT NULL, PRIMARY KEY (digest, contract))",
+    "CREATE TABLE IF NOT EXISTS tests (digest CHAR(64) NOT NULL, position INTEGER NOT NULL,"
+    " nodeid TEXT NOT NULL, contract VARCHAR(200), outcome VARCHAR(20) NOT NULL,"
+    " duration DOUBLE PRECISION NOT NULL, message TEXT NOT NULL, PRIMARY KEY (digest, position))",
+    "CREATE INDEX IF NOT EXISTS records_by_line ON records (distribution, plugin, device, started_utc)",
+)
+_TABLES = ("files", "records", "contract_outcomes", "tests")
+#: The record's sections other than those with tables of their own, kept whole.
+_EXTRAS = ("capability_coverage", "performance")
+#: Below this many files to judge, a pool of processes costs more than it saves.
+_POOL_FROM = 64
+
+
+def default_index_path(site: str | os.PathLike) -> Path:
+    """Where ``conformance matrix build -o SITE`` keeps its index: beside the site,
+    never inside it (the site folder is replaced whole on every build)."""
+    site = Path(site)
+    return site.with_name(f".{site.name}.index.sqlite")
+
+
+@dataclasses.dataclass(frozen=True)
+class Judging:
+    """What a file is judged by, besides the file itself."""
+
+    kits: KnownKits
+    now: datetime.datetime
+    allow_unreleased: bool
+    contracts: frozenset[str]
+
+    def context(self) -> str:
+        """A digest of everything that judged the index's rows but the clock."""
+        kits = [self.kits.installed, *self.kits.released]
+        text = json.dumps([INDEX_FORMAT, [(k.version, k.contract_version, k.suite_hash, sorted(k.contracts))
+                                          for k in kits], sorted(self.contracts), self.allow_unreleased])
+        return hashlib.sha256(text.encode()).hexdigest()
+
+
+class RecordIndex:
+    """An open index; ``ingest`` brings it up to date with the record files."""
+
+    def __init__(self, path: str | os.PathLike = ":memory:") -> None:
+        if str(path) != ":memory:":
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+        self.db = sqlite3.connect(str(path))
+        self.judged = 0  # files the last ``ingest`` judged (the rest came from the index)
+        for statement in SCHEMA:
+            self.db.execute(statement)
+
+    def close(self) -> None:
+        self.db.close()
+
+    def __enter__(self) -> RecordIndex:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def ingest(self, paths: Iterable[str | os.PathLike], judging: Judging) -> tuple[list[Accepted], list[Rejection]]:
+        """The accepted records under ``paths`` (provenance and summary only: ``load``
+        fills in their outcomes) and the rejected files, judging only what changed."""
+        self._drop_if_stale(judging.context())
+        found = record_files(paths)
+        rejected = list(found.missing)
+        rejected += [Rejection(str(path), f"named like a record but not *{RECORD_SUFFIX}: rename it "
+                                          f"to end in {RECORD_SUFFIX}, or move it out")
+                     for path in found.misnamed]
+        known = {row[0]: row for row in self.db.execute(
+            "SELECT path, within_folder, size, mtime_ns, keyrings, judged_at, dated_waivers FROM files"
+            " WHERE rejection IS NULL")}
+        now = _utc(judging.now)
+        keyring_digests: dict[Path, str] = {}
+        stamps, to_judge = {}, []
+        for path, within in found.records:
+            stamp = _stamp(path, within, keyring_digests)
+            stamps[str(path)] = stamp
+            row = known.get(str(path))
+            if row is None or row[1:5] != stamp or row[5] > now or (row[6] and row[5][:10] != now[:10]):
+                to_judge.append((path, within))
+        self.judged = len(to_judge)
+        with self.db:
+            present = set(stamps)
+            self.db.executemany("DELETE FROM files WHERE path = ?",
+                                [(p,) for p in set(known) - present] + [(str(p),) for p, _ in to_judge])
+            self.db.execute("DELETE FROM files WHERE rejection IS NOT NULL")
+            stored = {row[0] for row in self.db.execute("SELECT digest FROM records")}
+            for path, result in _judge_all(to_judge, judging):
+                self._store(path, stamps[str(path)], now, result, stored)
+            self._forget_unreferenced()
+        rejected += [Rejection(path, reason) for path, reason in self.db.execute(
+            "SELECT path, rejection FROM files WHERE rejection IS NOT NULL ORDER BY path")]
+        return self._accepted(), rejected
+
+    def _drop_if_stale(self, context: str) -> None:
+        row = self.db.execute("SELECT value FROM index_meta WHERE name = 'context'").fetchone()
+        if row and row[0] == context:
+            return
+        with self.db:
+            for table in _TABLES:
+                self.db.execute(f"DELETE FROM {table}")
+            self.db.execute("DELETE FROM index_meta WHERE name = 'context'")
+            self.db.execute("INSERT INTO index_meta (name, value) VALUES ('context', ?)", (context,))
+
+    def _store(self, path: Path, stamp: tuple, now: str, result: tuple, stored: set[str]) -> None:
+        verdict, rows = result
+        if isinstance(verdict, Rejection):
+            self.db.execute("INSERT INTO files (path, within_folder, size, mtime_ns, keyrings, judged_at,"
+                            " dated_waivers, rejection) VALUES (?, ?, ?, ?, ?, ?, 0, ?)",
+                            (str(path), *stamp, now, verdict.reason))
+            return
+        digest, dated, file_verdict = verdict
+        self.db.execute("INSERT INTO files (path, within_folder, size, mtime_ns, keyrings, judged_at,"
+                        " dated_waivers, digest, verdict, verdict_line, trust_level, trust_signer,"
+                        " trust_key, released) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        (str(path), *stamp, now, dated, digest, *file_verdict))
+        if digest in stored:
+            return
+        stored.add(digest)
+        record_row, outcome_rows, test_rows = rows
+        self.db.execute("INSERT INTO records (digest, distribution, plugin, device, started_utc,"
+                        " contract_version, complete, provenance, summary, extras)"
+                        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", record_row)
+        self.db.executemany("INSERT INTO contract_outcomes (digest, contract, outcome) VALUES (?, ?, ?)",
+                            outcome_rows)
+        self.db.executemany("INSERT INTO tests (digest, position, nodeid, contract, outcome, duration,"
+                            " message) VALUES (?, ?, ?, ?, ?, ?, ?)", test_rows)
+
+    def _forget_unreferenced(self) -> None:
+        for table in ("records", "contract_outcomes", "tests"):
+            self.db.execute(f"DELETE FROM {table} WHERE digest NOT IN"
+                            " (SELECT digest FROM files WHERE digest IS NOT NULL)")
+
+    def _accepted(self) -> list[Accepted]:
+        """One per content, at the first path that holds it; oldest first per line."""
+        records, seen = [], set()
+        for row in self.db.execute(
+                "SELECT f.path, f.digest, f.verdict, f.verdict_line, f.trust_level, f.trust_signer,"
+                " f.trust_key, f.released, r.provenance, r.complete, r.summary, r.extras"
+                " FROM files f JOIN records r ON r.digest = f.digest ORDER BY f.path"):
+            path, digest, verdict, line, level, signer, key, released, provenance, complete, summary, extras = row
+            if digest in seen:
+                continue
+            seen.add(digest)
+            data = {"provenance": json.loads(provenance), "complete": bool(complete),
+                    "summary": json.loads(summary), **json.loads(extras)}
+            records.append(Accepted(Path(path), digest, data, verdict, line,
+                                    signing.Trust(level, signer, key), bool(released)))
+        return records
+
+    def contract_ids(self) -> set[str]:
+        """Every contract id an indexed record names."""
+        return {row[0] for row in self.db.execute("SELECT DISTINCT contract FROM contract_outcomes")}
+
+    def load(self, records: list[Accepted], with_tests: Iterable[str] = ()) -> None:
+        """Fill in ``records``' contract outcomes, and the tests of those whose digest
+        is in ``with_tests`` (the records whose cells a page shows)."""
+        by_digest = {r.digest: r.data for r in records}
+        for data in by_digest.values():
+            data.setdefault("contracts", {})
+            data.setdefault("tests", [])
+        for digests in _chunks(list(by_digest)):
+            marks = ", ".join("?" * len(digests))
+            for digest, contract, outcome in self.db.execute(
+                    f"SELECT digest, contract, outcome FROM contract_outcomes WHERE digest IN ({marks})", digests):
+                by_digest[digest]["contracts"][contract] = {"outcome": outcome}
+        for digests in _chunks([d for d in dict.fromkeys(with_tests) if d in by_digest]):
+            marks = ", ".join("?" * len(digests))
+            for digest, nodeid, contract, outcome, duration, message in self.db.execute(
+                    f"SELECT digest, nodeid, contract, outcome, duration, message FROM tests"
+                    f" WHERE digest IN ({marks}) ORDER BY digest, position", digests):
+                by_digest[digest]["tests"].append({"nodeid": nodeid, "contract": contract, "outcome": outcome,
+                                                   "duration": duration, "message": message})
+
+
+def _chunks(items: list[str], size: int = 500) -> Iterator[list[str]]:
+    for start in range(0, len(items), size):
+        yield items[start:start + size]
+
+
+def _utc(moment: datetime.datetime) -> str:
+    return moment.astimezone(datetime.timezone.utc).isoformat(timespec="seconds")
+
+
+def _stamp(path: Path, within: Path | None, keyring_digests: dict[Path, str]) -> tuple:
+    """(within folder, size, mtime_ns, keyrings digest): a file judged with the same
+    stamp is judged the same."""
+    try:
+        stat = path.stat()
+        size, mtime = stat.st_size, stat.st_mtime_ns
+    except OSError:
+        size, mtime = -1, -1
+    digests = []
+    for keyring in keyring_files(path, within):
+        if keyring not in keyring_digests:
+            try:
+                keyring_digests[keyring] = hashlib.sha256(keyring.read_bytes()).hexdigest()
+            except OSError:
+                keyring_digests[keyring] = "none"
+        digests.append(keyring_digests[keyring])
+    return str(within or ""), size, mtime, hashlib.sha256(" ".join(digests).encode()).hexdigest()
+
+
+_worker_judging: Judging | None = None
+
+
+def _start_worker(judging: Judging) -> None:
+    global _worker_judging
+    _worker_judging = judging
+
+
+def _judge_in_worker(item: tuple[Path, Path | None]) -> tuple[Path, tuple]:
+    return _judge_one(item, _worker_judging, {})
+
+
+def _judge_all(items: list[tuple[Path, Path | None]], judging: Judging) -> Iterator[tuple]:
+    """Each file judged, as (path, (verdict, rows)): in a pool of processes
+    when there are many (judging is CPU-bound and each file independent)."""
+    workers = min(len(os.sched_getaffinity(0)), 8)
+    if len(items) < _POOL_FROM or workers < 2:
+        keyrings: dict[Path, signing.Keyring] = {}
+        yield from (_judge_one(item, judging, keyrings) for item in items)
+        return
+    with concurrent.futures.ProcessPoolExecutor(workers, initializer=_start_worker,
+                                                initargs=(judging,)) as pool:
+        yield from pool.map(_judge_in_worker, items, chunksize=16)
+
+
+def _judge_one(item: tuple[Path, Path | None], judging: Judging,
+               keyrings: dict[Path, signing.Keyring]) -> tuple[Path, tuple]:
+    path, within = item
+    try:
+        record = judge(path, within, judging.kits, judging.now, judging.allow_unreleased,
+                       judging.contracts, keyrings)
+    except RecordRejected as exc:
+        return path, (exc.rejection, None)
+    trust = record.trust
+    file_verdict = (record.verdict, record.verdict_line, trust.level, trust.signer, trust.key, int(record.released))
+    return path, ((record.digest, int(_has_dated_waiver(record.data)), file_verdict), _rows(record))
+
+
+def _has_dated_waiver(data: dict) -> bool:
+    for test in data["tests"]:
+        waived = test["outcome"] == "waived" and waivers.parse_waived(test["message"])
+        if waived and waived.expires and not waived.expires.startswith("with kit"):
+            return True
+    return False
+
+
+def _rows(record: Accepted) -> tuple:
+    data, digest = record.data, record.digest
+    distribution, plugin, device = record.line
+    record_row = (digest, distribution, plugin, device, _utc(record.started),
+                  record.provenance["contract_version"], int(data["complete"]),
+                  json.dumps(record.provenance), json.dumps(data["summary"]),
+                  json.dumps({k: data[k] for k in _EXTRAS if k in data}))
+    outcome_rows = [(digest, contract, entry["outcome"]) for contract, entry in data["contracts"].items()]
+    test_rows = [(digest, position, t["nodeid"], t["contract"], t["outcome"], t["duration"], t["message"])
+                 for position, t in enumerate(data["tests"])]
+    return record_row, outcome_rows, test_rows
