@@ -1,0 +1,98 @@
+"""What a tier is computed from: each record a reader has already checked, reduced to
+the facts the rules look at.
+
+The caller reads and checks records (the matrix's reader, ``conformance.matrix.sources``,
+does for ``conformance tiers``) and hands over each with its verdict and who vouches
+for it; nothing here reads files or trusts a record it was not given. A record of an
+earlier kit release is one this kit's verifier does not judge (its suites are not the
+installed ones), so ``judge_by_release`` judges it by that release's contract list:
+complete, and every contract of the release present with an outcome a conformant
+record may hold. A record judged by a mustpass profile (a bridged plugin's) names a
+list only its own kit ships, so it stays unjudged.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+from collections.abc import Iterable, Mapping
+
+from conformance.results import waivers
+from conformance.results.timestamps import parse_timestamp
+from conformance.results.verify import ALLOWED
+
+CONFORMANT, NOT_CONFORMANT, INCOMPLETE = "CONFORMANT", "NOT CONFORMANT", "INCOMPLETE"
+#: The verdict of a record no verifier at hand judges: it counts toward no rule.
+NOT_CHECKED = "NOT CHECKED"
+JUDGED = (CONFORMANT, NOT_CONFORMANT, INCOMPLETE)
+
+
+@dataclasses.dataclass(frozen=True, order=True)
+class PlatformKey:
+    """A platform line, as the matrix keys its columns."""
+
+    distribution: str
+    plugin: str
+    device: str
+
+    def __str__(self) -> str:
+        return f"{self.plugin} on {self.device} [{self.distribution}]"
+
+
+@dataclasses.dataclass(frozen=True)
+class Evidence:
+    key: PlatformKey
+    ref: str  # where the record is: its path, or a link
+    started: datetime.datetime
+    kit_version: str
+    contract_version: str
+    plugin_version: str
+    engine: str  # the engine it ran on: "vllm 0.32.1" through a bridge, else the kit's own
+    device_type: str
+    verdict: str  # one of JUDGED, or NOT_CHECKED
+    trust: str  # a results.signing trust level
+    outcomes: Mapping[str, str]  # contract id -> its outcome
+    expired_waivers: tuple[str, ...] = ()
+
+    @property
+    def judged(self) -> bool:
+        return self.verdict in JUDGED
+
+    @property
+    def waived(self) -> list[str]:
+        return [contract for contract, outcome in self.outcomes.items() if outcome == "waived"]
+
+    def describe(self) -> str:
+        """The record in a few words, as explanations name it."""
+        return f"{self.ref} ({self.started:%Y-%m-%d}, kit {self.kit_version}, {self.verdict}, {self.trust})"
+
+
+def evidence_of(ref: str, record: dict, verdict: str, trust: str, now: datetime.datetime) -> Evidence:
+    """The facts of a checked, schema-valid ``record`` that the tier rules read."""
+    provenance = record["provenance"]
+    plugin = provenance["plugin"]
+    bridge = plugin.get("bridge")
+    engine = (f"{bridge['interface']} {bridge['version']}" if bridge
+              else f"conformance {provenance['kit_version']}")
+    return Evidence(
+        key=PlatformKey(plugin["distribution"], plugin["name"], provenance["device"]["name"]),
+        ref=ref, started=parse_timestamp(provenance["started_at"]),
+        kit_version=provenance["kit_version"], contract_version=provenance["contract_version"],
+        plugin_version=plugin["version"], engine=engine, device_type=provenance["device"]["type"],
+        verdict=verdict, trust=trust,
+        outcomes={contract: entry["outcome"] for contract, entry in record["contracts"].items()},
+        expired_waivers=tuple(sorted(waivers.expired_waivers(record, now))))
+
+
+def judge_by_release(record: dict, contracts: Iterable[str], now: datetime.datetime) -> str:
+    """The verdict on a checked record of an earlier release whose contract ids are
+    ``contracts``: what that release's verifier says of a record its suites made."""
+    if record["provenance"].get("mustpass_profile") is not None:
+        return NOT_CHECKED
+    if not record["complete"]:
+        return INCOMPLETE
+    expired = waivers.expired_waivers(record, now)
+    ran = record["contracts"]
+    kept = all(contract in ran and ran[contract]["outcome"] in ALLOWED and contract not in expired
+               for contract in contracts)
+    return CONFORMANT if kept else NOT_CONFORMANT

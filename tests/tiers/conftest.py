@@ -1,0 +1,10 @@
+"""The tiers tests build real records with the matrix tests' builders
+(``generated_records``, ``signing_keys``): tiers are computed from the very records
+the matrix shows, so they are made one way."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "matrix"))

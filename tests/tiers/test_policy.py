@@ -1,0 +1,71 @@
+"""The tier policy file: the kit's own loads, and every mistake is one line."""
+
+from __future__ import annotations
+
+import pytest
+
+from conformance.tiers import PolicyError, load_policy
+from conformance.tiers.policy import PARAMETERS
+from conformance.tiers.rules import KINDS
+
+GOOD = '''
+version = "7"
+[[tiers]]
+name = "low"
+about = "a"
+[[tiers.rules]]
+id = "low.one"
+kind = "records"
+count = 1
+about = "b"
+[release]
+blocking_tier = "low"
+max_age_days = 3
+'''
+
+
+def test_the_kits_policy_has_three_tiers_with_an_official_gate():
+    """Rule: the shipped policy orders experimental < supported < official and gates
+    releases on official."""
+    policy = load_policy()
+    assert policy.tier_names() == ["experimental", "supported", "official"]
+    assert policy.release.blocking_tier == "official"
+    assert policy.rule("official.nightly_streak").parameters == {"count": 10}
+    assert policy.rule("official.nightly_streak").trust == ("ci",)
+
+
+def test_every_rule_kind_has_a_check_and_parameters():
+    """Rule: the loader and the checks know the same kinds."""
+    assert set(KINDS) == set(PARAMETERS)
+
+
+@pytest.mark.parametrize(("edit", "message"), [
+    (lambda t: t.replace('kind = "records"', 'kind = "vibes"'), "rules[0]: unknown kind 'vibes'"),
+    (lambda t: t.replace("count = 1", ""), "a 'records' rule needs 'count'"),
+    (lambda t: t.replace("count = 1", 'count = "1"'), "'count' must be an integer"),
+    (lambda t: t.replace("count = 1", "count = -1"), "'count' must be >= 0, not -1"),
+    (lambda t: t.replace("count = 1", "count = 1\ncolour = 2"), "unknown key 'colour'"),
+    (lambda t: t.replace('blocking_tier = "low"', 'blocking_tier = "gold"'), "blocking_tier 'gold' is not a tier"),
+    (lambda t: t.replace("count = 1", 'count = 1\ntrust = ["friends"]'), "'trust' must list some of"),
+    (lambda t: t.replace('version = "7"', ""), "'version' must be a non-empty string"),
+    (lambda t: t + '[[tiers]]\nname = "low"\nabout = "again"\n', "tier name 'low' is used more than once"),
+    (lambda t: t.replace("[release]", "[[tiers.rules]]\nid = \"low.one\"\nkind = \"records\"\ncount = 2\n"
+                         "about = \"c\"\n[release]"), "rule id 'low.one' is used more than once"),
+    (lambda t: t.replace("[release]\n", "[nope]\n"), "unknown key 'nope'"),
+    (lambda t: t + "= broken", "not TOML"),
+])
+def test_a_bad_policy_is_one_line_naming_the_key(tmp_path, edit, message):
+    """Rule: a mistake in a policy file is a PolicyError naming the file and the key."""
+    path = tmp_path / "policy.toml"
+    path.write_text(edit(GOOD))
+    with pytest.raises(PolicyError) as raised:
+        load_policy(path)
+    assert str(raised.value).startswith(str(path)) and message in str(raised.value)
+    assert "\n" not in str(raised.value)
+
+
+def test_a_good_policy_loads(tmp_path):
+    """Rule: a rule without ``trust`` looks at records of every trust level."""
+    path = tmp_path / "policy.toml"
+    path.write_text(GOOD)
+    assert load_policy(path).rule("low.one").trust == ("vendor", "ci", "self_reported", "unchecked")
