@@ -74,6 +74,7 @@ def generated_files() -> list[Generated]:
     from conformance.results import since
     from conformance.scaffold import guide
     from conformance.suites import registry
+    from conformance.tiers import interface
 
     files = [
         _text_file(registry.MUSTPASS_PATH, "the suites' contract markers and rules", registry.mustpass_text),
@@ -82,6 +83,8 @@ def generated_files() -> list[Generated]:
         _text_file(profile.path(), "the suites and the vLLM promises in bridges/vllm/profile.py",
                    profile.profile_text),
         _text_file(guide.GUIDE, "the suites' contracts and rules (between its markers)", guide.updated_guide),
+        _text_file(interface.CURRENT, "the plugin contract's source (conformance/contract/)",
+                   interface.current_text),
     ]
     builtin = {"cpu"}
     files += [_shipped_record(path) for path in sorted(SHIPPED_RECORDS.glob("*/*.record.json"))
