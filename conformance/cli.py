@@ -19,6 +19,9 @@
   (``conformance/matrix/cli.py``).
 - ``conformance init PATH --name NAME`` writes a plugin package to start from
   (``conformance/scaffold/cli.py``).
+- ``conformance tiers``, ``conformance release-check --kit VERSION`` and ``conformance
+  drift --from A --to B``: support tiers, the release gate and the contract's drift
+  (``conformance/tiers_cli.py``).
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from conformance import tiers_cli
 from conformance._version import __version__
 from conformance.ci.buildkite import cli as pipeline_cli
 from conformance.matrix import cli as matrix_cli
@@ -247,6 +251,7 @@ def build_parser() -> argparse.ArgumentParser:
     pipeline_cli.add_parser(commands)
     matrix_cli.add_parser(commands)
     init_cli.add_parser(commands)
+    tiers_cli.add_parsers(commands)
     return parser
 
 
@@ -277,6 +282,8 @@ def _main(argv: list[str] | None) -> int:
         return run(args, extra)
     if extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    if args.command in tiers_cli.COMMANDS:
+        return tiers_cli.run(args)
     return {"verify": verify, "release": release, "plugins": plugins, "contracts": contracts,
             "pipeline": pipeline_cli.run, "matrix": matrix_cli.run, "init": init_cli.run}[args.command](args)
 

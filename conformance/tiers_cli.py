@@ -1,0 +1,132 @@
+"""The ``conformance tiers``, ``conformance release-check`` and ``conformance drift``
+commands.
+
+They sit here, above the harness, because they read records exactly as the support
+matrix does (``conformance.matrix.sources``: the same checks, keyrings and known kit
+releases), so a tier rests on the records the page shows; the ``conformance.tiers``
+package they call sits below the matrix, which shows tiers.
+
+- ``conformance tiers RECORDS...``: each platform's tier, why, and what it needs next;
+- ``conformance release-check --kit VERSION RECORDS...``: exit 1 naming the platforms
+  that block the release of the installed kit, the candidate;
+- ``conformance drift --from A [--to B]``: what changed in the plugin contract.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import sys
+
+from conformance.results.reading import printable
+from conformance.results.timestamps import BadTimestamp, parse_timestamp
+from conformance.tiers import drift, report
+from conformance.tiers.compute import compute_tiers
+from conformance.tiers.evidence import NOT_CHECKED, Evidence, evidence_of, judge_by_release
+from conformance.tiers.policy import PolicyError, load_policy
+from conformance.tiers.release_gate import release_check
+
+COMMANDS = ("tiers", "release-check", "drift")
+
+
+def add_parsers(commands: argparse._SubParsersAction) -> None:
+    tiers = commands.add_parser(
+        "tiers", help="compute each platform's support tier from result records",
+        description="Each platform's tier by the tier policy (docs/tiers.md): every rule "
+        "that holds or fails with the records it rests on, and what the next tier needs.")
+    release = commands.add_parser(
+        "release-check", help="exit 1 if a platform at the policy's blocking tier is not "
+        "CONFORMANT on the release candidate",
+        description="The release gate: every platform that stood at the policy's blocking "
+        "tier before the candidate must be CONFORMANT on it by a fresh record. Exit status: "
+        "0 releasable, 1 blocked (naming the platforms and why), 2 bad input.")
+    release.add_argument("--kit", required=True, metavar="VERSION",
+                         help="the release candidate: the installed kit's version")
+    for parser in (tiers, release):
+        parser.add_argument("records", nargs="+", metavar="RECORDS",
+                            help="record files, or folders searched recursively for *.json")
+        parser.add_argument("--policy", metavar="FILE", help="a tier policy (default: the kit's own)")
+        parser.add_argument("--as-of", metavar="TIME",
+                            help="judge on this RFC 3339 time instead of now (to reproduce a decision)")
+        parser.add_argument("--json", action="store_true", help="print JSON instead of lines")
+    tiers.add_argument("--allow-unreleased", action="store_true",
+                       help="count records of the installed kit when it is not a release")
+    drift_parser = commands.add_parser(
+        "drift", help="what changed in the plugin contract between two versions",
+        description="Every name of the contract added, removed or changed (signature, "
+        "decorators, default, rule paragraphs) and what a plugin must change. A version is "
+        f"'current', a kit release whose snapshot the kit keeps ({', '.join(drift.kept_versions())}), "
+        "or a snapshot file.")
+    drift_parser.add_argument("--from", dest="before", required=True, metavar="A")
+    drift_parser.add_argument("--to", dest="after", default="current", metavar="B")
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        if args.command == "drift":
+            return _drift(args)
+        return _tiers(args) if args.command == "tiers" else _release_check(args)
+    except (PolicyError, BadTimestamp, drift.DriftError) as exc:
+        print(f"conformance {args.command}: {exc}", file=sys.stderr)
+        return 2
+
+
+def _now(args: argparse.Namespace) -> datetime.datetime:
+    if args.as_of is None:
+        return datetime.datetime.now(datetime.timezone.utc)
+    return parse_timestamp(args.as_of)
+
+
+def _evidence(args: argparse.Namespace, now: datetime.datetime, allow_unreleased: bool) -> list[Evidence]:
+    """The records the matrix would show, each with its verdict; the rest named on stderr."""
+    # Imported here: every `conformance` command builds these parsers, and only these
+    # two commands read records.
+    from conformance.matrix.kits import known_kits
+    from conformance.matrix.sources import load_records
+
+    kits = known_kits()
+    accepted, rejected = load_records(args.records, kits, now, allow_unreleased)
+    for rejection in rejected:
+        print(f"conformance {args.command}: not used {rejection.path}: {rejection.reason}", file=sys.stderr)
+    evidence = []
+    for record in accepted:
+        verdict, release = record.verdict, kits.release_of(record.provenance)
+        if verdict == NOT_CHECKED and release is not None:
+            verdict = judge_by_release(record.data, release.contracts, now)
+        evidence.append(evidence_of(str(record.path), record.data, verdict, record.trust.level, now))
+    return evidence
+
+
+def _tiers(args: argparse.Namespace) -> int:
+    policy, now = load_policy(args.policy), _now(args)
+    results = compute_tiers(_evidence(args, now, args.allow_unreleased), policy, now)
+    if args.json:
+        print(json.dumps(report.tiers_json(results), indent=1, default=str))
+    else:
+        for result in results.values():
+            print("\n".join(report.tier_lines(result)))
+    return 0
+
+
+def _release_check(args: argparse.Namespace) -> int:
+    from conformance.matrix.kits import known_kits
+
+    policy, now = load_policy(args.policy), _now(args)
+    installed = known_kits().installed.version
+    if args.kit != installed:
+        print(f"conformance release-check: --kit {args.kit!a} is not the installed kit ({installed}): "
+              "the candidate's records are judged by its own verifier, so install it", file=sys.stderr)
+        return 2
+    gate = release_check(_evidence(args, now, allow_unreleased=True), args.kit, policy, now)
+    if args.json:
+        print(json.dumps(report.gate_json(gate), indent=1, default=str))
+    else:
+        print("\n".join(report.gate_lines(gate)))
+    return 1 if gate.blockers else 0
+
+
+def _drift(args: argparse.Namespace) -> int:
+    before, after = drift.load_snapshot(args.before), drift.load_snapshot(args.after)
+    print("\n".join(printable(line) for line in drift.render(before, after)))
+    return 0
