@@ -36,9 +36,9 @@ def _undeclared_variants(capabilities) -> list[tuple[str, AttentionSelectorConfi
 
 @pytest.mark.contract("attention.config.accepts_declared")
 def test_validate_configuration_accepts_declared(platform, capabilities):
-    """``validate_configuration`` returns no reasons for any combination of declared
-    head size, dtype and block size (with each declared optional feature on), and the
-    backend names itself (``get_name`` is a non-empty str)."""
+    """Enumerates every declared head size x dtype x block size, with each declared
+    optional feature on (window 8, soft cap 30), and calls ``validate_configuration``
+    and ``get_name`` on the backend the platform names for it."""
     features = {"sliding_window": 8, "logits_soft_cap": 30.0}
     for head, dtype, block in itertools.product(capabilities.head_sizes, capabilities.dtypes,
                                                 capabilities.block_sizes):
@@ -61,11 +61,9 @@ def _refused_at_selection(platform, config: AttentionSelectorConfig) -> bool:
 
 @pytest.mark.contract("attention.config.refuses_undeclared")
 def test_refuses_undeclared_instead_of_computing(platform, capabilities):
-    """A configuration outside the declared set is refused: by the platform when it
-    selects a backend (``get_attn_backend_cls`` raises ``ValueError``, so no engine
-    can build the layer), or else by the backend, whose ``validate_configuration``
-    returns a non-empty reason and whose layer, built anyway, raises ``ValueError``
-    from ``forward`` instead of computing."""
+    """Moves one axis of the first declared configuration out of the declared set (head
+    size, block size, float64 and each undeclared dtype, undeclared features); a variant
+    the platform selects anyway is checked for reasons and a raising 2-token prefill."""
     backend = backend_for(platform, _declared(capabilities))
     for axis, config in _undeclared_variants(capabilities):
         if _refused_at_selection(platform, config):

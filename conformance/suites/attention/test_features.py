@@ -23,8 +23,9 @@ _KINDS = ("prefill", "chunked", "decode")
 @SUITE_SETTINGS
 @given(data=st.data())
 def test_sliding_window_matches_oracle(platform, platform_name, capabilities, data):
-    """With a sliding window ``w``, query at position ``p`` attends only to positions
-    ``p - w + 1 .. p``, in prefill, chunked prefill and decode alike."""
+    """Hypothesis draws ragged prefill, chunked and decode batches with a window of 1 to
+    twice the block size (when the feature is declared); the output is compared with the
+    float64 oracle within the dtype's tolerance."""
     require_feature(platform, "sliding_window")
     spec = data.draw(batch_specs(capabilities, sliding_window=True))
     check_against_oracle(platform, platform_name, spec, "attention.features.sliding_window")
@@ -32,8 +33,9 @@ def test_sliding_window_matches_oracle(platform, platform_name, capabilities, da
 
 @pytest.mark.contract("attention.features.sliding_window")
 def test_sliding_window_on_covering_batches(platform, capabilities):
-    """The same rule on the explicit batches of ``attention/coverage.py`` (every declared
-    value and pair, and the sizes where kernels break)."""
+    """The covering batches of ``attention/coverage.py`` (every declared value and pair,
+    and the breaking sizes) with a window of ``block_size + 3`` (``3 * block_size + 1``
+    on breaking sizes), compared with the float64 oracle within tolerance."""
     _cover_feature(platform, capabilities, "sliding_window")
 
 
@@ -41,7 +43,9 @@ def test_sliding_window_on_covering_batches(platform, capabilities):
 @SUITE_SETTINGS
 @given(data=st.data())
 def test_logits_soft_cap_matches_oracle(platform, platform_name, capabilities, data):
-    """With a soft cap ``c``, scores become ``c * tanh(s / c)`` before the softmax."""
+    """Hypothesis draws ragged prefill, chunked and decode batches with a soft cap of 5
+    or 20 (when the feature is declared); the output is compared with the float64 oracle
+    within the dtype's tolerance."""
     require_feature(platform, "logits_soft_cap")
     spec = data.draw(batch_specs(capabilities, logits_soft_cap=True))
     check_against_oracle(platform, platform_name, spec, "attention.features.logits_soft_cap")
@@ -49,8 +53,9 @@ def test_logits_soft_cap_matches_oracle(platform, platform_name, capabilities, d
 
 @pytest.mark.contract("attention.features.logits_soft_cap")
 def test_logits_soft_cap_on_covering_batches(platform, capabilities):
-    """The same rule on the explicit batches of ``attention/coverage.py`` (every declared
-    value and pair, and the sizes where kernels break)."""
+    """The covering batches of ``attention/coverage.py`` (every declared value and pair,
+    and the breaking sizes) with a soft cap of 20, each compared with the float64 oracle
+    within the dtype's tolerance."""
     _cover_feature(platform, capabilities, "logits_soft_cap")
 
 

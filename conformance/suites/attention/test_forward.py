@@ -29,8 +29,9 @@ from conformance.suites.attention.tolerances import assert_close_to_oracle
 @SUITE_SETTINGS
 @given(data=st.data())
 def test_prefill_matches_oracle(platform, platform_name, capabilities, data):
-    """Requests with no context (variable lengths, causal) match the oracle: query
-    ``i`` attends to positions ``0 .. i`` of its own request only."""
+    """Hypothesis draws up to 8 prefill requests, lengths often at a block boundary or
+    one off it, over declared head sizes, block sizes, dtypes and GQA groups, with
+    padding; compared with the float64 oracle within the dtype's tolerance."""
     spec = data.draw(batch_specs(capabilities, ("prefill",)))
     check_against_oracle(platform, platform_name, spec, "attention.forward.prefill")
 
@@ -39,8 +40,9 @@ def test_prefill_matches_oracle(platform, platform_name, capabilities, data):
 @SUITE_SETTINGS
 @given(data=st.data())
 def test_decode_matches_oracle(platform, platform_name, capabilities, data):
-    """Requests of one new token after a context that spans several shuffled blocks
-    (lengths at and around block boundaries) match the oracle."""
+    """Hypothesis draws up to 8 decode requests, contexts often at a block boundary or
+    one off it, in shuffled blocks, over declared values and GQA groups, with padding;
+    compared with the float64 oracle within the dtype's tolerance."""
     spec = data.draw(batch_specs(capabilities, ("decode",)))
     check_against_oracle(platform, platform_name, spec, "attention.forward.decode")
 
@@ -49,30 +51,34 @@ def test_decode_matches_oracle(platform, platform_name, capabilities, data):
 @SUITE_SETTINGS
 @given(data=st.data())
 def test_mixed_batch_matches_oracle(platform, platform_name, capabilities, data):
-    """Prefill, chunked-prefill and decode requests in one call, with padding tokens
-    after the real ones, match the oracle."""
+    """Hypothesis draws batches mixing prefill, chunked and decode requests with 0 to 3
+    padding tokens (slot -1), over declared values and GQA groups; compared with the
+    float64 oracle within the dtype's tolerance."""
     spec = data.draw(batch_specs(capabilities))
     check_against_oracle(platform, platform_name, spec, "attention.forward.mixed")
 
 
 @pytest.mark.contract("attention.forward.prefill")
 def test_prefill_on_covering_batches(platform, capabilities):
-    """The same rule on the explicit batches of ``attention/coverage.py`` (every declared
-    value and pair, and the sizes where kernels break)."""
+    """The covering batches of ``attention/coverage.py`` as two prefill requests each,
+    plus its many-request and large-GQA-group batches, each compared with the float64
+    oracle within the dtype's tolerance."""
     _cover(platform, capabilities, ("prefill", "prefill"), "attention.forward.prefill")
 
 
 @pytest.mark.contract("attention.forward.decode")
 def test_decode_on_covering_batches(platform, capabilities):
-    """The same rule on the explicit batches of ``attention/coverage.py`` (every declared
-    value and pair, and the sizes where kernels break)."""
+    """The covering batches of ``attention/coverage.py`` as two decode requests each,
+    plus its 4,133-token decode contexts, 64-request and large-GQA-group batches, each
+    compared with the float64 oracle within tolerance."""
     _cover(platform, capabilities, ("decode", "decode"), "attention.forward.decode")
 
 
 @pytest.mark.contract("attention.forward.mixed")
 def test_mixed_on_covering_batches(platform, capabilities):
-    """The same rule on the explicit batches of ``attention/coverage.py`` (every declared
-    value and pair, and the sizes where kernels break)."""
+    """The covering batches of ``attention/coverage.py`` with a prefill, a chunked and a
+    decode request each, plus its breaking sizes, each compared with the float64 oracle
+    within the dtype's tolerance."""
     _cover(platform, capabilities, ("prefill", "chunked", "decode"),
            "attention.forward.mixed")
 
@@ -84,8 +90,9 @@ def _cover(platform, capabilities, kinds, contract):
 
 @pytest.mark.contract("attention.forward.inputs_unchanged")
 def test_query_key_value_left_unmodified(platform, capabilities):
-    """``forward`` leaves ``query``, ``key`` and ``value`` as they were, bit for bit,
-    on batches of every kind (the engine reads them again after attention)."""
+    """Runs ``forward`` on the first four covering batches of all three request kinds
+    and compares the bit patterns of ``query``, ``key`` and ``value`` before and after,
+    token row by token row."""
     changed = []
     for spec in covering_specs(capabilities, ("prefill", "chunked", "decode"))[:4]:
         backend = backend_for(platform, spec.selector)
@@ -104,10 +111,9 @@ def test_query_key_value_left_unmodified(platform, capabilities):
 
 @pytest.mark.contract("attention.forward.successive_calls")
 def test_successive_calls_on_one_impl(platform, capabilities):
-    """One impl, kept as an engine's layer keeps it, matches the oracle on every call
-    of a run of engine-like steps (decodes whose lengths grow a token a step, a batch
-    that grows, shrinks and grows again): nothing a call leaves behind, such as a
-    plan or a buffer made for an earlier batch, may change a later call's result."""
+    """Feeds one impl the seven steps of ``coverage.successive_steps`` (a prefill,
+    decodes growing a token a step, a batch that grows, mixes, shrinks and grows again)
+    and compares every call with the float64 oracle."""
     specs = successive_steps(capabilities)
     backend = backend_for(platform, specs[0].selector)
     impl = make_impl(backend, specs[0])
@@ -124,8 +130,9 @@ def test_successive_calls_on_one_impl(platform, capabilities):
 
 @pytest.mark.contract("attention.forward.output_in_place")
 def test_output_written_in_place(platform, capabilities):
-    """``forward`` writes the result into the ``output`` it is given and returns that
-    very tensor."""
+    """A fixed batch (a 3-token prefill, a decode after 5 tokens, one padding token)
+    with a NaN-filled ``output``: checks the identity of the returned tensor and
+    compares ``output``'s real rows with the float64 oracle."""
     spec = BatchSpec(query_lens=(3, 1), context_lens=(0, 5), num_kv_heads=1, group=2,
                      head_size=capabilities.head_sizes[0], block_size=capabilities.block_sizes[0],
                      dtype=capabilities.dtypes[0], padding_tokens=1, seed=0)

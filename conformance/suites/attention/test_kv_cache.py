@@ -26,9 +26,9 @@ from conformance.suites.support import not_supported
 @SUITE_SETTINGS
 @given(data=st.data())
 def test_new_keys_and_values_land_in_their_slots(platform, platform_name, capabilities, data):
-    """After ``forward``, every real token's key and value are in its slot, exactly
-    (cast to the cache dtype); padding tokens (slot -1) and every other slot are left
-    as they were."""
+    """Hypothesis draws mixed batches; the cache ``forward`` leaves is compared by bit
+    pattern (NaN included) with the input cache plus each real token's key and value,
+    cast, written at its ``slot_mapping`` slot."""
     spec = data.draw(batch_specs(capabilities))
     note_reproducer(spec, platform_name, "attention.kv_cache.write")
     _check_cache_writes(platform, spec)
@@ -36,11 +36,9 @@ def test_new_keys_and_values_land_in_their_slots(platform, platform_name, capabi
 
 @pytest.mark.contract("attention.kv_cache.unowned_slots")
 def test_output_ignores_unowned_slots(platform, capabilities):
-    """The output does not depend on slots no request owns: with NaN in the unused
-    tail of every request's last block it is what it is with zeros there, within the
-    dtype's tolerance. A backend that needs those tails zeroed declares
-    ``zeroed_cache_blocks`` (and the engine zeroes each block it hands out); the other
-    Attention tests leave the tails zero, so such a backend fails here only."""
+    """Runs each covering batch twice, the unused tails of last blocks zero then NaN,
+    and compares the outputs within the dtype's tolerance where the zero run is finite;
+    ``not_supported`` with ``zeroed_cache_blocks``."""
     if capabilities.supports("zeroed_cache_blocks"):
         not_supported("declares zeroed_cache_blocks: the engine zeroes every block before "
                       "a request first uses it")
@@ -66,8 +64,9 @@ def test_output_ignores_unowned_slots(platform, capabilities):
 
 @pytest.mark.contract("attention.kv_cache.write")
 def test_cache_writes_on_covering_batches(platform, capabilities):
-    """The same rule on the explicit batches of ``attention/coverage.py`` (every declared
-    value and pair, and the sizes where kernels break)."""
+    """The same bitwise comparison of the cache ``forward`` leaves with the expected
+    one, on the covering batches of ``attention/coverage.py`` (every declared value and
+    pair, and the breaking sizes)."""
     check_each(covering_specs(capabilities, ("prefill", "chunked", "decode")),
                lambda spec: _check_cache_writes(platform, spec), "attention.kv_cache.write")
 
@@ -95,9 +94,9 @@ def _check_cache_writes(platform, spec) -> None:
 
 @pytest.mark.contract("attention.kv_cache.shape")
 def test_kv_cache_shape_is_the_logical_layout(platform, capabilities):
-    """``get_kv_cache_shape(num_blocks, block_size, num_kv_heads, head_size)`` is the
-    contract's logical shape ``(2, num_blocks, block_size, num_kv_heads, head_size)``
-    for every declared head size and block size."""
+    """Calls ``get_kv_cache_shape(7, block_size, 3, head_size)`` on the backend named
+    for every declared head size and block size (first declared dtype) and compares the
+    result with the expected tuple."""
     for head_size in capabilities.head_sizes:
         for block_size in capabilities.block_sizes:
             config = AttentionSelectorConfig(head_size, capabilities.dtypes[0], block_size)

@@ -28,7 +28,9 @@ from conformance.suites.support import not_supported
 @SUITE_SETTINGS
 @given(data=st.data())
 def test_same_input_same_output_bitwise(platform, platform_name, capabilities, data):
-    """The same batch on the same cache twice gives bitwise the same output and cache."""
+    """Hypothesis draws mixed batches; the backend runs twice on fresh copies of the
+    same inputs and cache, and both outputs and both left caches are compared by bit
+    pattern."""
     spec = data.draw(batch_specs(capabilities))
     note_reproducer(spec, platform_name, "attention.numerics.deterministic")
     _check_deterministic(platform, spec)
@@ -36,8 +38,9 @@ def test_same_input_same_output_bitwise(platform, platform_name, capabilities, d
 
 @pytest.mark.contract("attention.numerics.deterministic")
 def test_deterministic_on_covering_batches(platform, capabilities):
-    """The same rule on the explicit batches of ``attention/coverage.py`` (every declared
-    value and pair, and the sizes where kernels break)."""
+    """The same two-run bit-pattern comparison of outputs and caches on the covering
+    batches of ``attention/coverage.py`` (every declared value and pair, and the
+    breaking sizes)."""
     check_each(covering_specs(capabilities, ("prefill", "chunked", "decode")),
                lambda spec: _check_deterministic(platform, spec), "attention.numerics.deterministic")
 
@@ -52,10 +55,9 @@ def _check_deterministic(platform, spec) -> None:
 
 @pytest.mark.contract("attention.numerics.fp16_long_context")
 def test_fp16_long_context_does_not_overflow(platform, platform_name, capabilities):
-    """In fp16, positive values near 1000 over a context of hundreds of tokens with
-    near-uniform attention: the output is a weighted mean of the values, so it fits
-    in fp16 and must match the oracle, although the unnormalised weighted sum of the
-    values (about 1000 times the number of tokens) exceeds fp16's range."""
+    """A fixed fp16 batch (a decode and a 3-token chunk after about 8 and 6 blocks) with
+    keys scaled by 0.01 and values ``|v| + 1000``, compared with the float64 oracle,
+    tolerance scaled for 1000; needs declared float16."""
     if torch.float16 not in capabilities.dtypes:
         not_supported(f"{platform.__name__} does not declare float16")
     block_size = capabilities.block_sizes[0]

@@ -10,9 +10,9 @@ SHAPES = [(1,), (7,), (1000,), (4099,), (2, 3, 5), ((1 << 20) + 1,)]
 
 @pytest.mark.contract("communicator.all_reduce.sum")
 def test_all_reduce_sums_over_ranks(ranks, dtypes):
-    """``all_reduce`` returns the element-wise sum over all ranks, exactly, on every
-    rank, in the input's shape, dtype and device; and a returned tensor keeps its
-    value after later calls."""
+    """Worlds of 1, 2 and 4 ranks reduce rank-dependent small integers (sums exact in
+    every dtype) of six shapes up to 2**20 + 1 elements in every declared dtype, twice;
+    compared bit for bit with the host's sum, and again after all calls."""
     checks.assert_no_problems(ranks.run(checks.all_reduce, dtypes, SHAPES, 2))
 
 
@@ -23,6 +23,7 @@ REPEATED_CALLS = 12
 
 @pytest.mark.contract("communicator.all_reduce.sum")
 def test_all_reduce_sums_on_every_call(ranks, dtypes):
-    """The same rule on the N-th call: ``all_reduce`` called many times in a row on one
-    shape, with new values each time, returns each call's own sum."""
+    """Twelve calls in a row on shape ``(513,)`` per declared dtype, each with new
+    salted values (past graph-replay warm-up and small staging-buffer rings); each
+    result compared exactly with its own sum, then re-checked after the last call."""
     checks.assert_no_problems(ranks.run(checks.all_reduce, dtypes, [(513,)], REPEATED_CALLS))

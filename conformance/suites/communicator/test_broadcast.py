@@ -9,6 +9,7 @@ SIZES = [1, 9, 4097, (1 << 19) + 7]
 
 @pytest.mark.contract("communicator.broadcast.from_src")
 def test_broadcast_copies_src_in_place(ranks, dtypes):
-    """``broadcast(x, src)`` writes rank ``src``'s tensor into ``x`` on every rank
-    and returns it, for every src."""
+    """For every src and declared dtype, 1-D sizes 1 to 2**19 + 7: each rank passes a
+    buffer holding its own input; both the returned tensor and the buffer are compared
+    exactly with rank ``src``'s input."""
     checks.assert_no_problems(ranks.run(checks.broadcast, dtypes, SIZES))

@@ -9,6 +9,7 @@ SHAPES = [(1,), (6,), (2, 3), (2, 1, 3)]
 
 @pytest.mark.contract("communicator.gather.dst_only")
 def test_gather_reaches_dst_only(ranks, dtypes):
-    """``gather(x, dst, dim)`` returns the concatenation in rank order on rank
-    ``dst`` and None on every other rank, for every dst and dim."""
+    """For every dst, declared dtype and dim (``-1`` too) of 1- to 3-D shapes: rank
+    ``dst``'s result is compared exactly with ``torch.cat`` of all ranks' inputs, and
+    every other rank's result is checked against ``None``."""
     checks.assert_no_problems(ranks.run(checks.gather, dtypes, SHAPES))

@@ -10,6 +10,7 @@ SHAPES = [(1,), (5,), (3, 4), (2, 3, 4), ((1 << 16) + 3,)]
 
 @pytest.mark.contract("communicator.reduce_scatter.dims")
 def test_reduce_scatter_gives_each_rank_its_chunk(ranks, dtypes):
-    """``reduce_scatter(x, dim)`` gives rank i chunk i (along ``dim``) of the sum
-    over ranks, exactly, for every dim of 1- to 3-D tensors."""
+    """Each 1- to 3-D per-rank shape is scaled by the world size along every dim (``-1``
+    too), in every declared dtype, twice; each rank's result is compared exactly with
+    its chunk of the host's integer sum of all ranks' inputs."""
     checks.assert_no_problems(ranks.run(checks.reduce_scatter, dtypes, SHAPES, 2))

@@ -12,15 +12,17 @@ def _needs_pairs(ranks) -> None:
 
 @pytest.mark.contract("communicator.send_recv.pairs")
 def test_send_recv_between_every_pair(ranks, dtypes):
-    """``send(x, dst)`` on one rank and ``recv(size, dtype, src)`` on the other
-    deliver the tensor exactly, between every ordered pair of ranks."""
+    """Skipped for a world of one; every ordered pair of ranks sends a ``(3, 5)`` tensor
+    salted by the destination, in every declared dtype, and the receiver compares it
+    exactly with the sender's input."""
     _needs_pairs(ranks)
     checks.assert_no_problems(ranks.run(checks.send_recv_pairs, dtypes, (3, 5)))
 
 
 @pytest.mark.contract("communicator.send_recv.default_peers")
 def test_send_recv_default_peers_form_a_ring(ranks, dtypes):
-    """Without peers, ``send`` goes to the next rank and ``recv`` takes from the
-    previous one (a ring)."""
+    """Skipped for a world of one; with no peers given, even ranks send then receive and
+    odd ranks the reverse, a ``(17,)`` tensor per declared dtype, compared exactly with
+    the previous rank's input."""
     _needs_pairs(ranks)
     checks.assert_no_problems(ranks.run(checks.send_recv_ring, dtypes, (17,)))

@@ -32,8 +32,9 @@ def _assert_close(reference, plugin, tolerance, what: str) -> None:
 
 @pytest.mark.contract("engine.generate.fp32_greedy")
 def test_fp32_greedy_identical(capabilities, generations):
-    """In float32, greedy generation of a batch of prompts gives exactly the reference
-    platform's tokens, with logprobs within float32's tolerance."""
+    """Greedy 12-token completions of three prompts (6, 23 and 33 tokens) in one batch,
+    plugin's engine vs the reference platform's, compared by ``sequence_problem`` with
+    float32's exact-token tolerance."""
     _require_dtype(capabilities, torch.float32)
     _assert_close(generations.reference(torch.float32)["greedy"],
                   generations.plugin(torch.float32)["greedy"], TOLERANCES[torch.float32], "float32")
@@ -42,10 +43,9 @@ def test_fp32_greedy_identical(capabilities, generations):
 @pytest.mark.contract("engine.generate.half_logprobs_close")
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=dtype_name)
 def test_half_greedy_logprobs_close(capabilities, generations, dtype):
-    """In bfloat16 and float16, greedy generation follows the reference platform's
-    tokens until the first position where the two runs pick differently; there each
-    pick must be among the other run's top-N logprobs (and the comparison stops), and
-    before it logprobs of tokens both report are within the dtype's tolerance."""
+    """The three-prompt greedy batch in bfloat16 and float16 (each ``not_supported``
+    unless declared), compared with the reference platform's by ``sequence_problem``
+    under that dtype's tolerance."""
     _require_dtype(capabilities, dtype)
     _assert_close(generations.reference(dtype)["greedy"], generations.plugin(dtype)["greedy"],
                   TOLERANCES[dtype], dtype_name(dtype))
@@ -53,9 +53,9 @@ def test_half_greedy_logprobs_close(capabilities, generations, dtype):
 
 @pytest.mark.contract("engine.generate.block_sizes")
 def test_every_declared_block_size(platform, generations, suite_dtype):
-    """Greedy generation in every other declared block size follows the reference
-    platform's (in the suite's block size) by the dtype's rule: paging must not
-    change what the model computes."""
+    """Regenerates the greedy batch in each other declared block size (``not_supported``
+    with just one) and compares it, prompt by prompt, with the reference's in the
+    suite's block size by the suite dtype's tolerance."""
     others = [size for size in platform.capabilities.block_sizes if size != generations.block_size]
     if not others:
         not_supported(f"one block size is declared ({generations.block_size}), and the other "
@@ -69,11 +69,9 @@ def test_every_declared_block_size(platform, generations, suite_dtype):
 
 @pytest.mark.contract("engine.generate.sampling_params")
 def test_filtered_sampling_matches_reference(generations, suite_dtype):
-    """Seeded requests with temperature, ``top_k``, ``top_p`` and ``logprobs=N``
-    generate only tokens inside their filters (a ``top_k`` request's token is among
-    its own top k logprobs) and follow the reference platform's: in float32 token
-    for token, in half dtypes until a draw flips with rounding; the logprobs of the
-    chosen and the top-N tokens are within the dtype's tolerance until then."""
+    """Three prompts, each with one seeded filtered request of ``sampling.FILTERED`` for
+    6 tokens: each position is checked with ``outside_top_k``, and completions compared
+    with the reference's by ``sampled_position_problem``."""
     plugin = generations.plugin(suite_dtype)["filtered"]
     problems = [f"prompt {i}, position {position}: {problem}"
                 for i, (completion, params) in enumerate(zip(plugin, FILTERED_REQUESTS))
@@ -86,8 +84,9 @@ def test_filtered_sampling_matches_reference(generations, suite_dtype):
 
 @pytest.mark.contract("engine.generate.batch_invariance")
 def test_alone_and_in_batch_agree(generations, suite_dtype):
-    """A request generates the same completion alone as in a batch with others: greedy
-    by the dtype's rule, and a seeded sampled request with identical tokens."""
+    """From one plugin engine: the 23-token prompt greedy alone vs in the three-prompt
+    batch, by the dtype's tolerance, and sampled with seed 4321 alone vs in the batch,
+    tokens compared exactly."""
     runs = generations.plugin(suite_dtype)
     _assert_close(runs["greedy"][1:2], runs["greedy_alone"], TOLERANCES[suite_dtype],
                   "greedy alone vs in a batch")

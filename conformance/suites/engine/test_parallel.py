@@ -19,10 +19,9 @@ MAX_TOKENS = 6
 
 @pytest.mark.contract("engine.parallel.tensor_parallel")
 def test_tensor_parallel_matches_one_rank(platform, generations, suite_dtype):
-    """Where the plugin declares ``tensor_parallel`` with a max world size of at least
-    2, a tensor-parallel engine of 2 ranks (one spawned process each) generates the
-    reference platform's greedy tokens of one rank, by the dtype's rule (float32 may
-    differ only at a near-tie, as the reduction order changes)."""
+    """A 2-rank ``mp`` engine (``not_supported`` unless declared, skipped without the
+    devices) generates 6 greedy tokens for two prompts, compared with the reference's
+    one-rank prefix (float32 under ``TENSOR_PARALLEL``)."""
     require_feature(platform, "tensor_parallel")
     if platform.capabilities.max_world_size < WORLD_SIZE:
         not_supported(f"max_world_size {platform.capabilities.max_world_size} < {WORLD_SIZE}")

@@ -10,8 +10,8 @@ from conformance.contract.capabilities import PlatformCapabilities
 
 @pytest.mark.contract("platform.capabilities.well_formed")
 def test_capabilities_are_well_formed(capabilities):
-    """``capabilities`` is a ``PlatformCapabilities`` whose values are all known and
-    consistent with each other (``PlatformCapabilities.validate`` finds nothing)."""
+    """Checks the fixture's type and runs ``PlatformCapabilities.validate`` on it,
+    failing with every problem the validation lists."""
     assert isinstance(capabilities, PlatformCapabilities), type(capabilities)
     problems = capabilities.validate()
     assert not problems, "; ".join(problems)
@@ -19,8 +19,9 @@ def test_capabilities_are_well_formed(capabilities):
 
 @pytest.mark.contract("platform.capabilities.dtypes_compute")
 def test_declared_dtypes_compute(capabilities, device):
-    """Every declared dtype can hold tensors on the device and multiply them
-    correctly (small integers, so the product is exact in every dtype)."""
+    """Multiplies a 3x4 by a 4x2 matrix of small integers on the device in every
+    declared dtype; checks the product's dtype and device and compares its values
+    exactly with the float64 host product."""
     left = torch.arange(12, dtype=torch.float64).reshape(3, 4) % 5
     right = torch.arange(8, dtype=torch.float64).reshape(4, 2) % 3
     expected = left @ right

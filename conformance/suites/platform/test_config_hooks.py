@@ -26,8 +26,9 @@ def _declared_config(capabilities) -> EngineConfig:
 
 @pytest.mark.contract("platform.config.model_arch")
 def test_verify_model_arch(platform, capabilities):
-    """``verify_model_arch`` accepts every declared architecture and raises a
-    ``ValueError`` naming any other (a mixture-of-experts model, say)."""
+    """Calls ``verify_model_arch`` on every declared architecture, then (if undeclared)
+    on ``MixtralForCausalLM``, expecting a ``ValueError`` whose message matches that
+    name."""
     for arch in capabilities.model_architectures:
         platform.verify_model_arch(arch)
     if _FOREIGN_ARCH not in capabilities.model_architectures:
@@ -37,8 +38,9 @@ def test_verify_model_arch(platform, capabilities):
 
 @pytest.mark.contract("platform.config.quantization")
 def test_verify_quantization(platform, capabilities):
-    """``verify_quantization`` accepts None and every declared method and raises a
-    ``ValueError`` naming any other."""
+    """Calls ``verify_quantization`` with None and each declared method, then with the
+    made-up ``no-such-quantization``, expecting a ``ValueError`` whose message matches
+    it."""
     for quant in (None, *capabilities.quantizations):
         platform.verify_quantization(quant)
     with pytest.raises(ValueError, match=_FOREIGN_QUANT):
@@ -47,10 +49,9 @@ def test_verify_quantization(platform, capabilities):
 
 @pytest.mark.contract("platform.config.check_and_update")
 def test_check_and_update_config(platform, capabilities):
-    """``check_and_update_config`` accepts every declared dtype, KV-cache dtype and
-    block size and leaves the config within the declared set, and raises
-    ``ValueError`` for an undeclared dtype, KV-cache dtype, block size,
-    tensor-parallel size or architecture."""
+    """Runs ``check_and_update_config`` on every declared dtype x KV-cache dtype x block
+    size, checking the updated fields; then one-field variants: twice the largest block,
+    ``max_world_size + 1``, Mixtral, first undeclared (KV-cache) dtypes."""
     for dtype, kv_cache_dtype, block_size in itertools.product(
             capabilities.dtypes, capabilities.kv_cache_dtypes, capabilities.block_sizes):
         config = dataclasses.replace(_declared_config(capabilities), dtype=dtype,

@@ -42,8 +42,9 @@ def _check(name: str, actual: torch.Tensor, expected: torch.Tensor, dtype: torch
 
 @pytest.mark.contract("platform.custom_ops.importable")
 def test_custom_ops_module_imports(platform):
-    """When ``custom_ops_module`` is set, the module imports, defines at least one of
-    the op names the engine looks up, and each one it defines is callable."""
+    """Imports ``custom_ops_module`` (``not_supported`` when None), collects the names
+    of ``custom_ops.OPS`` it defines, and checks there is one and that each is
+    callable."""
     ops = _custom_ops(platform)
     assert ops, f"{platform.custom_ops_module} defines none of {OPS}"
     for name, op in ops.items():
@@ -52,10 +53,9 @@ def test_custom_ops_module_imports(platform):
 
 @pytest.mark.contract("platform.custom_ops.match_reference")
 def test_custom_ops_match_the_torch_layers(platform, capabilities, device):
-    """Each op the module defines equals the engine's torch layer in every declared
-    dtype, at decode and prefill row counts: ``rms_norm`` with and without the fused
-    residual add (and the residual updated in place to ``x + residual``),
-    ``rotary_embedding`` at scattered positions, ``silu_and_mul``, and ``linear``."""
+    """Seeded random inputs of 1 and 37 rows, odd widths, every declared dtype: each
+    defined op (and ``rms_norm``'s in-place residual) against the reference layer's
+    ``forward_native`` or ``F.linear``, per-dtype tolerance."""
     ops = _custom_ops(platform)
     gen = torch.Generator().manual_seed(0)
     head_size = capabilities.head_sizes[0]

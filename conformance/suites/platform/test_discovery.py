@@ -29,8 +29,8 @@ print(json.dumps(sorted(lazy - uninitialised_runtimes())))
 
 @pytest.mark.contract("platform.discovery.entry_point")
 def test_entry_point_names_the_platform_class(plugin_entry, platform):
-    """The entry point is a zero-argument function returning the qualified name
-    (a str) of the Platform subclass under test."""
+    """Calls the plugin's entry point, checks it returns a str, and checks that
+    ``pkgutil.resolve_name`` of it is the platform class under test."""
     qualname = call_plugin_function(plugin_entry)
     assert isinstance(qualname, str), f"entry point returned {qualname!r}, not a str"
     assert pkgutil.resolve_name(qualname) is platform
@@ -38,18 +38,17 @@ def test_entry_point_names_the_platform_class(plugin_entry, platform):
 
 @pytest.mark.contract("platform.discovery.idempotent")
 def test_entry_point_is_idempotent(plugin_entry):
-    """Calling the entry point again returns the same answer: engines call it more
-    than once, in more than one process."""
+    """Calls the plugin's entry point three times in this process and compares the three
+    answers."""
     answers = [call_plugin_function(plugin_entry) for _ in range(3)]
     assert len(set(answers)) == 1, f"entry point answered differently: {answers}"
 
 
 @pytest.mark.contract("platform.discovery.no_device_init")
 def test_discovery_initialises_no_device(platform_name, platform):
-    """Loading the entry point and importing the platform class initialise no device
-    runtime: every lazily initialised torch runtime (``torch.cuda``, ``torch.xpu``,
-    ...) whose ``is_initialized()`` was False is still False afterwards. Discovery
-    runs in every process, including ones that must fork safely."""
+    """A fresh interpreter lists torch's runtimes whose ``is_initialized()`` is False,
+    finds and calls the entry point, resolves the class and lists them again; fails on
+    any runtime that left the list, or a failing subprocess."""
     probe = subprocess.run(
         [sys.executable, "-c", _IMPORT_PROBE, platform_name],
         capture_output=True, text=True, timeout=120,

@@ -37,8 +37,9 @@ def _declared_attention_configs(capabilities):
 
 @pytest.mark.contract("platform.factories.attention_backend")
 def test_attention_backend_accepts_declared_configs(platform, capabilities):
-    """For every declared configuration, ``get_attn_backend_cls`` names an importable
-    ``AttentionBackend`` subclass whose ``validate_configuration`` accepts it."""
+    """One config per declared head size, dtype and block size (the rest at the first
+    declared); each named class is resolved, checked to be a concrete
+    ``AttentionBackend`` subclass, and asked ``validate_configuration``."""
     for config in _declared_attention_configs(capabilities):
         backend = _concrete_subclass(platform.get_attn_backend_cls(config), AttentionBackend)
         reasons = backend.validate_configuration(config)
@@ -47,8 +48,9 @@ def test_attention_backend_accepts_declared_configs(platform, capabilities):
 
 @pytest.mark.contract("platform.factories.attention_refusal")
 def test_attention_backend_refuses_undeclared_configs(platform, capabilities):
-    """For a head size, dtype or block size outside the declared set,
-    ``get_attn_backend_cls`` raises ``ValueError`` instead of naming a backend."""
+    """Asks ``get_attn_backend_cls`` for the largest declared head size plus 8, twice
+    the largest block size, and each of fp32, bf16 and fp16 left undeclared, expecting
+    ``ValueError`` for each."""
     head, dtype, block = capabilities.head_sizes[0], capabilities.dtypes[0], capabilities.block_sizes[0]
     undeclared = [AttentionSelectorConfig(max(capabilities.head_sizes) + 8, dtype, block),
                   AttentionSelectorConfig(head, dtype, max(capabilities.block_sizes) * 2)]
@@ -62,12 +64,15 @@ def test_attention_backend_refuses_undeclared_configs(platform, capabilities):
 
 @pytest.mark.contract("platform.factories.worker")
 def test_worker_class_resolves(platform):
-    """``get_worker_cls()`` names an importable, concrete ``WorkerBase`` subclass."""
+    """Resolves the name ``get_worker_cls()`` returns with ``pkgutil.resolve_name``;
+    checks it is a str, the class subclasses ``WorkerBase`` and ``inspect.isabstract``
+    is False."""
     _concrete_subclass(platform.get_worker_cls(), WorkerBase)
 
 
 @pytest.mark.contract("platform.factories.communicator")
 def test_communicator_class_resolves(platform):
-    """``get_device_communicator_cls()`` names an importable, concrete
-    ``DeviceCommunicatorBase`` subclass."""
+    """Resolves the name ``get_device_communicator_cls()`` returns with
+    ``pkgutil.resolve_name``; checks it is a str, the class subclasses
+    ``DeviceCommunicatorBase`` and is not abstract."""
     _concrete_subclass(platform.get_device_communicator_cls(), DeviceCommunicatorBase)

@@ -9,8 +9,9 @@ import torch.distributed as dist
 
 @pytest.mark.contract("platform.identity.device_type")
 def test_device_type_is_a_torch_device(platform):
-    """``device_type`` is a device type torch accepts, and tensors made on the
-    platform's device report it."""
+    """Builds ``torch.device(device_type)`` and a one-element tensor on
+    ``torch_device()``, and compares the tensor's ``device.type`` with
+    ``device_type``."""
     torch.device(platform.device_type)  # raises for an unknown type
     tensor = torch.empty(1, device=platform.torch_device())
     assert tensor.device.type == platform.device_type
@@ -18,7 +19,8 @@ def test_device_type_is_a_torch_device(platform):
 
 @pytest.mark.contract("platform.identity.dispatch_key")
 def test_dispatch_key_matches_device_tensors(platform, device):
-    """``dispatch_key`` names a PyTorch dispatch key that the device's tensors carry."""
+    """Looks ``dispatch_key`` up in ``torch._C.DispatchKey`` and checks that the
+    dispatch key set of a one-element tensor on the device has it."""
     key = getattr(torch._C.DispatchKey, platform.dispatch_key, None)
     assert key is not None, f"{platform.dispatch_key!r} is not a PyTorch dispatch key"
     keys = torch._C._dispatch_keys(torch.empty(1, device=device))
@@ -27,7 +29,8 @@ def test_dispatch_key_matches_device_tensors(platform, device):
 
 @pytest.mark.contract("platform.identity.dist_backend")
 def test_dist_backend_is_available(platform):
-    """``dist_backend`` is a ``torch.distributed`` backend available in this install."""
+    """Checks ``dist.is_available()`` and then
+    ``dist.is_backend_available(dist_backend)`` in the installed torch."""
     assert dist.is_available(), "torch.distributed is not available in this torch build"
     assert dist.is_backend_available(platform.dist_backend), (
         f"torch.distributed has no backend {platform.dist_backend!r}"
@@ -36,8 +39,9 @@ def test_dist_backend_is_available(platform):
 
 @pytest.mark.contract("platform.identity.names")
 def test_device_names_and_capability(platform):
-    """``device_name`` and ``get_device_name()`` are non-empty strings and
-    ``get_device_capability()`` is a ``DeviceCapability`` or None."""
+    """Reads ``device_name``, and ``get_device_name`` and ``get_device_capability`` of
+    ``current_device()``, and checks their types: non-blank strings, a
+    ``DeviceCapability`` or None."""
     from conformance.contract.capabilities import DeviceCapability
 
     assert isinstance(platform.device_name, str) and platform.device_name

@@ -23,16 +23,16 @@ def _busy_work(device: torch.device) -> torch.Tensor:
 
 @pytest.mark.contract("platform.runtime.availability")
 def test_available_with_devices(platform):
-    """``is_available()`` is True on the machine under test, and then
-    ``device_count()`` is at least 1."""
+    """Checks that ``is_available()`` is the object ``True``, not just truthy, and that
+    ``device_count()`` is an int of at least 1, on the machine under test."""
     assert platform.is_available() is True
     assert isinstance(platform.device_count(), int) and platform.device_count() >= 1
 
 
 @pytest.mark.contract("platform.runtime.current_device")
 def test_set_device_round_trip(platform):
-    """After ``set_device(torch.device(type, i))``, ``current_device()`` returns i,
-    for every visible device."""
+    """Sets each index below ``device_count()`` in turn with ``set_device`` and reads
+    ``current_device()`` back, restoring the original device afterwards."""
     original = platform.current_device()
     try:
         for index in range(platform.device_count()):
@@ -44,7 +44,8 @@ def test_set_device_round_trip(platform):
 
 @pytest.mark.contract("platform.runtime.synchronize")
 def test_synchronize_completes_recorded_events(platform, device):
-    """After ``synchronize()``, every event recorded before it has completed."""
+    """Queues four rounds of 256x256 matmul and tanh, records a ``platform.Event()``,
+    calls ``synchronize()`` and checks ``event.query()`` is True."""
     _busy_work(device)
     event = platform.Event()
     event.record()
@@ -54,8 +55,9 @@ def test_synchronize_completes_recorded_events(platform, device):
 
 @pytest.mark.contract("platform.runtime.events")
 def test_event_timing_is_ordered(platform, device):
-    """Timed events complete after ``synchronize()`` on them; elapsed times between
-    events recorded in order are non-negative and ordered."""
+    """Records three timing events around two batches of queued matmul work,
+    synchronizes on the last, checks all three completed and that start-to-middle time
+    lies between 0 and start-to-end time."""
     start, middle, end = (platform.Event(enable_timing=True) for _ in range(3))
     start.record()
     _busy_work(device)
@@ -70,8 +72,9 @@ def test_event_timing_is_ordered(platform, device):
 
 @pytest.mark.contract("platform.runtime.memory")
 def test_memory_allocated_follows_allocations(platform, device):
-    """``memory_allocated()`` grows by at least a tensor's size while it lives and
-    falls back by most of it once the tensor is released."""
+    """Allocates a 64 MiB tensor between synchronized reads of ``memory_allocated``:
+    growth of at least 64 MiB, then, after ``del``, ``gc`` and ``empty_cache``, a fall
+    of at least 32 MiB."""
     index = platform.current_device()
     gc.collect()
     platform.synchronize()
@@ -94,8 +97,8 @@ def test_memory_allocated_follows_allocations(platform, device):
 
 @pytest.mark.contract("platform.runtime.mem_get_info")
 def test_mem_get_info_is_consistent(platform):
-    """``mem_get_info()`` is ``(free, total)`` with 0 <= free <= total, and total is
-    ``get_device_total_memory()``, which is positive."""
+    """Reads ``mem_get_info`` and ``get_device_total_memory`` for ``current_device()``
+    and compares them: bounds on free, and the two totals equal and positive."""
     index = platform.current_device()
     free, total = platform.mem_get_info(index)
     assert 0 <= free <= total, f"free={free} total={total}"
@@ -104,8 +107,8 @@ def test_mem_get_info_is_consistent(platform):
 
 @pytest.mark.contract("platform.runtime.seeding")
 def test_manual_seed_all_reproduces(platform, device):
-    """The same seed given to ``manual_seed_all`` (and ``seed_everything``)
-    reproduces the same random tensor on the device; another seed does not."""
+    """For ``manual_seed_all`` and ``seed_everything`` in turn, compares 64 uniform
+    draws on the device after seed 1234, after 1234 again and after 4321, exactly."""
     def draw(seed, seeder):
         seeder(seed)
         return torch.rand(64, device=device).cpu()
@@ -118,8 +121,8 @@ def test_manual_seed_all_reproduces(platform, device):
 
 @pytest.mark.contract("platform.runtime.pin_memory")
 def test_pin_memory_claim_is_honest(platform):
-    """When ``is_pin_memory_available()`` is True, pinning a host tensor works and
-    the result is pinned."""
+    """``not_supported`` when ``is_pin_memory_available()`` is False; otherwise pins a
+    1024-element host tensor and checks ``is_pinned()``."""
     if not platform.is_pin_memory_available():
         not_supported("the platform reports pinned memory as unavailable")
     pinned = torch.arange(1024, dtype=torch.float32).pin_memory()
@@ -128,8 +131,8 @@ def test_pin_memory_claim_is_honest(platform):
 
 @pytest.mark.contract("platform.runtime.stream")
 def test_stream_is_created(platform):
-    """``Stream()`` returns a new stream object usable as a context manager's
-    argument to ``torch.<device_type>.stream`` where torch has one."""
+    """Creates ``platform.Stream()``, checks it is not None, and enters
+    ``torch.<device_type>.stream(stream)`` when torch has such a function."""
     stream = platform.Stream()
     assert stream is not None
     runtime = getattr(torch, platform.device_type, None)

@@ -21,24 +21,25 @@ def _compare_steps(kind: str, reference_run, plugin_run, tolerance) -> None:
 
 @pytest.mark.contract("worker.execute.prefill")
 def test_prefill_matches_reference(reference_run, plugin_run, tolerance):
-    """A batch of prefills returns, per request, the reference worker's greedy token
-    (in float32 exactly; in half dtypes by the top-N closeness rule) and logprobs
-    within the dtype's tolerance."""
+    """The teacher-forced script's prefill step (19- and 7-token prompts), on the
+    plugin's and the reference platform's workers, compared by ``step_problems``:
+    sampled ids, then picks and logprobs by the dtype's rule."""
     _compare_steps("prefill", reference_run, plugin_run, tolerance)
 
 
 @pytest.mark.contract("worker.execute.decode")
 def test_decode_matches_reference(reference_run, plugin_run, tolerance):
-    """Successive decode steps return, per request, the reference worker's greedy
-    token for that step and logprobs within the dtype's tolerance."""
+    """The script's three teacher-forced decode steps of two requests, on the plugin's
+    and the reference worker, compared request by request by ``step_problems`` under the
+    dtype's tolerance."""
     _compare_steps("decode", reference_run, plugin_run, tolerance)
 
 
 @pytest.mark.contract("worker.execute.mixed")
 def test_mixed_batch_matches_reference(reference_run, plugin_run, tolerance):
-    """A batch mixing a chunked prefill with decodes samples only the requests that
-    reach their end, each with the reference worker's greedy token and logprobs
-    within the dtype's tolerance."""
+    """The script's two mixed steps (a 12- then 9-token chunk of a third request beside
+    two decodes, the first chunk unsampled) compared with the reference worker's:
+    sampled ids, then picks and logprobs by the dtype's rule."""
     _compare_steps("mixed", reference_run, plugin_run, tolerance)
 
 
@@ -52,9 +53,9 @@ def _declared_shapes(platform, worker_config):
 
 @pytest.mark.contract("worker.execute.decode")
 def test_every_declared_block_size_and_dtype(platform, worker_config, steps):
-    """The same rule in every declared block size and dtype: after the script's
-    prefill, its first decodes give the reference worker's greedy tokens (by the
-    dtype's rule) where the reference declares that block size too."""
+    """Runs the script's prefill and first two decodes on both workers in each other
+    declared block size (suite dtype) and dtype (suite block size) the reference also
+    declares; decodes compared by each dtype's tolerance."""
     reference = model_settings.reference_platform()
     problems = []
     for dtype, block_size in _declared_shapes(platform, worker_config):
@@ -73,11 +74,9 @@ def test_every_declared_block_size_and_dtype(platform, worker_config, steps):
 
 @pytest.mark.contract("worker.execute.sampling_params")
 def test_filtered_sampling_matches_reference(reference_run, plugin_run, tolerance):
-    """Seeded requests with temperature, ``top_k`` and ``top_p`` (and ``logprobs=N``)
-    sample only inside their filters: a ``top_k`` request's token is among its own
-    top k logprobs; in float32 each picks the reference worker's token exactly (in
-    half dtypes a draw may flip with rounding), and the logprobs of the chosen and
-    the top-N tokens are within the dtype's tolerance of the reference's."""
+    """On the script's filtered step (seeded ``top_k`` 3, ``top_p`` 0.3, and both)
+    checks each pick with ``outside_top_k`` against its own logprobs, then compares with
+    the reference worker by ``sampled_position_problem``."""
     (index,) = [i for i, step in enumerate(plugin_run.steps) if step.kind == "filtered"]
     result, requests = plugin_run.results[index], plugin_run.steps[index].output.requests
     problems = [f"request {request.request_id!r}: {problem}"
@@ -89,9 +88,9 @@ def test_filtered_sampling_matches_reference(reference_run, plugin_run, toleranc
 
 @pytest.mark.contract("worker.execute.seeded_sampling")
 def test_seeded_sampling_reproducible(reference_run, plugin_run, tolerance):
-    """A request with a seed samples the same token whenever the same step is run
-    again (whatever the worker's own generator has drawn since) and, in float32, the
-    token the reference worker samples."""
+    """The script runs its seeded step (three seeded requests, one unseeded) twice,
+    unchanged; compares the seeded requests' picks across the two runs and, in float32,
+    with the reference worker's."""
     first, again = [i for i, step in enumerate(plugin_run.steps) if step.kind == "seeded"]
     seeded = {r.request_id for r in plugin_run.steps[first].output.requests if r.params.seed is not None}
 

@@ -13,11 +13,9 @@ from conformance.suites.worker.driving import EXECUTOR_CALLS
 
 @pytest.mark.contract("worker.rpc.methods")
 def test_executor_methods_exist(platform):
-    """Every method an executor calls through ``collective_rpc`` (init_device,
-    load_model, determine_available_memory, initialize_cache, execute_model,
-    check_health, shutdown) is a concrete method of the platform's worker class that
-    accepts the arguments the executor passes, and the worker takes the executor's
-    constructor arguments."""
+    """Resolves ``get_worker_cls()``, binds the executor's constructor keywords to its
+    signature, and checks each method of ``driving.EXECUTOR_CALLS`` is present, not
+    abstract, and binds the executor's arguments."""
     worker_cls = pkgutil.resolve_name(platform.get_worker_cls())
     assert isinstance(worker_cls, type) and issubclass(worker_cls, WorkerBase), worker_cls
     problems = []

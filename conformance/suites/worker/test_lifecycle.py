@@ -11,10 +11,9 @@ from conformance.suites.worker import driving
 
 @pytest.mark.contract("worker.lifecycle.in_process")
 def test_full_lifecycle_in_process(worker_config, plugin_run):
-    """Driven in process in the engine's order (init_device, load_model,
-    determine_available_memory, initialize_cache, execute_model repeatedly,
-    check_health, shutdown), the worker completes every call and each step returns
-    one in-vocabulary token per request that reaches its end, in schedule order."""
+    """Reads the session's in-process (``UniProcExecutor``) run of the whole script: per
+    step, the sampled request ids against the schedule's, one token each, every token
+    below the vocabulary size."""
     vocab = get_model_config(worker_config.model).vocab_size
     for i, (step, result) in enumerate(zip(plugin_run.steps, plugin_run.results)):
         expected = [r.request_id for r in step.output.requests if r.sample]
@@ -26,10 +25,9 @@ def test_full_lifecycle_in_process(worker_config, plugin_run):
 @pytest.mark.contract("worker.lifecycle.multiprocess")
 def test_full_lifecycle_in_rank_process(worker_config, steps, reference_run,
                                         tolerance):
-    """Driven through the engine's one-process-per-rank executor (a spawned process
-    told its platform by the config, every call through ``collective_rpc``), the worker
-    completes the engine's order of calls and returns the reference worker's greedy
-    tokens for every prefill, decode and mixed step."""
+    """Drives the script's prefill, decode and mixed steps through ``MultiprocExecutor``
+    (one spawned rank) and compares them with the reference worker's in-process run by
+    the dtype's closeness rule."""
     greedy = [i for i, step in enumerate(steps) if step.kind in ("prefill", "decode", "mixed")]
     run = driving.run_multiprocess(worker_config, [steps[i] for i in greedy])
     problems = driving.step_problems(reference_run, greedy, run.results, tolerance)

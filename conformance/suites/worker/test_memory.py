@@ -22,8 +22,9 @@ CACHE_BYTES = 256 * 1024 * 1024
 
 @pytest.mark.contract("worker.memory.available_bounds")
 def test_available_memory_within_device(platform, plugin_run):
-    """``determine_available_memory()`` after loading the model is a positive int, not
-    above the device's total memory."""
+    """Reads the first ``determine_available_memory()`` answer of the session's plugin
+    run and checks its type and its bounds against ``get_device_total_memory`` of the
+    current device."""
     total = platform.get_device_total_memory(platform.current_device())
     available = plugin_run.available_memory[0]
     assert isinstance(available, int), f"available memory {available!r} is not an int"
@@ -32,7 +33,8 @@ def test_available_memory_within_device(platform, plugin_run):
 
 @pytest.mark.contract("worker.memory.stable")
 def test_available_memory_stable(plugin_run):
-    """Asked twice in a row, ``determine_available_memory()`` answers the same."""
+    """Compares the two ``determine_available_memory()`` answers the session's plugin
+    run asks for in a row, before initialising the cache."""
     first, second = plugin_run.available_memory
     assert first == second, f"available memory {first} then {second} bytes"
 
@@ -40,9 +42,9 @@ def test_available_memory_stable(plugin_run):
 @pytest.mark.contract("worker.memory.fraction")
 @pytest.mark.parametrize("fraction", FRACTIONS)
 def test_available_memory_honours_fraction(platform, worker_config, fraction):
-    """With ``memory_fraction`` f, ``determine_available_memory()`` is at most f times
-    the device's total memory, less what the worker itself took on the device in
-    loading the model."""
+    """For memory fractions 0.3 and 0.6, builds a fresh ``UniProcExecutor``, measures
+    the ``memory_allocated`` growth while it loads the model, and compares its available
+    memory with ``f * total - held``."""
     index = platform.current_device()
     config = driving.engine_config(platform, worker_config.dtype, worker_config.model,
                                    block_size=worker_config.block_size, memory_fraction=fraction)
@@ -62,9 +64,9 @@ def test_available_memory_honours_fraction(platform, worker_config, fraction):
 
 @pytest.mark.contract("worker.memory.shutdown_releases")
 def test_shutdown_gives_memory_back(platform, worker_config, steps):
-    """After ``shutdown()`` (the worker object still alive, as an executor keeps it),
-    ``memory_allocated()`` falls back by at least half of what loading the model and
-    a large KV cache added (the growth must show at least half the cache's size)."""
+    """Builds a worker with a 256 MiB KV cache and runs the first step, reading
+    ``memory_allocated`` before, once loaded and after shutdown (executor still
+    referenced): growth of 128 MiB or more, at most half kept."""
     index = platform.current_device()
     backend = pkgutil.resolve_name(worker_config.attention_backend)
     block_bytes = kv_cache_block_bytes(worker_config, get_model_config(worker_config.model), backend)
