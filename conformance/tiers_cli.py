@@ -6,7 +6,8 @@ matrix does (``conformance.matrix.sources``: the same checks, keyrings and known
 releases), so a tier rests on the records the page shows; the ``conformance.tiers``
 package they call sits below the matrix, which shows tiers.
 
-- ``conformance tiers RECORDS...``: each platform's tier, why, and what it needs next;
+- ``conformance tiers RECORDS...``: each platform's tier, why, and what it needs next
+  (``--compatibility``: its plugin versions by engine and kit release);
 - ``conformance release-check --kit VERSION RECORDS...``: exit 1 naming the platforms
   that block the release of the installed kit, the candidate;
 - ``conformance drift --from A [--to B]``: what changed in the plugin contract.
@@ -22,6 +23,7 @@ import sys
 from conformance.results.reading import printable
 from conformance.results.timestamps import BadTimestamp, parse_timestamp
 from conformance.tiers import drift, report
+from conformance.tiers.compatibility import compatibility
 from conformance.tiers.compute import compute_tiers
 from conformance.tiers.evidence import NOT_CHECKED, Evidence, evidence_of, judge_by_release
 from conformance.tiers.policy import PolicyError, load_policy
@@ -52,6 +54,9 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
         parser.add_argument("--json", action="store_true", help="print JSON instead of lines")
     tiers.add_argument("--allow-unreleased", action="store_true",
                        help="count records of the installed kit when it is not a release")
+    tiers.add_argument("--compatibility", action="store_true",
+                       help="instead of tiers, each platform's plugin versions by engine and kit "
+                       "release, with the newest verdict of each combination")
     drift_parser = commands.add_parser(
         "drift", help="what changed in the plugin contract between two versions",
         description="Every name of the contract added, removed or changed (signature, "
@@ -100,7 +105,13 @@ def _evidence(args: argparse.Namespace, now: datetime.datetime, allow_unreleased
 
 def _tiers(args: argparse.Namespace) -> int:
     policy, now = load_policy(args.policy), _now(args)
-    results = compute_tiers(_evidence(args, now, args.allow_unreleased), policy, now)
+    evidence = _evidence(args, now, args.allow_unreleased)
+    if args.compatibility:
+        table = compatibility(evidence)
+        print(json.dumps(report.compatibility_json(table), indent=1) if args.json
+              else "\n".join(report.compatibility_lines(table)))
+        return 0
+    results = compute_tiers(evidence, policy, now)
     if args.json:
         print(json.dumps(report.tiers_json(results), indent=1, default=str))
     else:

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import dataclasses
 
+from tabulate import tabulate
+
 from conformance.results.reading import printable
+from conformance.tiers.compatibility import Combination
 from conformance.tiers.compute import TierResult
 from conformance.tiers.release_gate import GateResult
 
@@ -52,6 +55,23 @@ def gate_lines(gate: GateResult) -> list[str]:
         word = "BLOCKS" if entry.blocks else "ok" if entry.conformant else "not blocking"
         lines.append(f"  [{word}] {entry.key} ({entry.standing or 'no tier'} going in): {entry.because}")
     return [printable(line) for line in lines]
+
+
+def compatibility_lines(table: dict) -> list[str]:
+    """One table per platform: plugin version x engine and kit, with the newest verdict."""
+    lines = []
+    for key, combinations in table.items():
+        rows = [[c.plugin_version, c.engine, c.kit_version, c.contract_version, c.verdict, c.runs, c.newest]
+                for c in combinations]
+        lines += [f"{key}:", *tabulate(rows, headers=["plugin", "engine", "kit", "contract", "verdict",
+                                                      "runs", "newest record"],
+                                      disable_numparse=True).splitlines(), ""]
+    return [printable(line) for line in lines]
+
+
+def compatibility_json(table: dict[object, list[Combination]]) -> list[dict]:
+    return [{"key": dataclasses.asdict(key), "combinations": [dataclasses.asdict(c) for c in combinations]}
+            for key, combinations in table.items()]
 
 
 def tiers_json(results: dict) -> list[dict]:

@@ -68,3 +68,13 @@ def test_drift_between_the_kept_releases(capsys):
         "contract drift from 0.1.0 (kit 0.1.0, contract 0.1) to 0.1.1 (kit 0.1.1, contract 0.1): 1 changes",
         "  changed function platform.Platform.manual_seed_all"]
     assert "  - re-read the rules of platform.Platform.manual_seed_all and rerun their contracts" in out
+
+
+def test_compatibility_lists_plugin_versions_by_kit(records, capsys):
+    """Rule: ``tiers --compatibility`` gives each plugin version's verdict per engine and kit."""
+    status, out, _ = run(capsys, "tiers", str(records), "--as-of", AS_OF, "--allow-unreleased",
+                         "--compatibility", "--json")
+    assert status == 0
+    acme = next(p for p in json.loads(out) if p["key"]["plugin"] == "acme_npu")["combinations"]
+    assert [(c["plugin_version"], c["kit_version"], c["verdict"], c["runs"]) for c in acme] == [
+        ("2.4.0", installed_kit().version, "NOT CONFORMANT", 1), ("2.4.0", "0.1.0", "CONFORMANT", 10)]
