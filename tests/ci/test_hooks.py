@@ -176,11 +176,15 @@ def marked(agent: str, job: str) -> dict[str, str]:
     return env(BUILDKITE_AGENT_NAME=agent, CONFORMANCE_JOB_MARKER=f"{agent}:{job}")
 
 
-def test_pre_command_stops_an_earlier_jobs_leftovers_but_no_one_elses(tmp_path, started):
+@pytest.mark.parametrize("other_agent_name", [OTHER_AGENT, f"{AGENT}-x", f"{AGENT}:x"])
+def test_pre_command_stops_an_earlier_jobs_leftovers_but_no_one_elses(tmp_path, started,
+                                                                      other_agent_name):
+    """Another agent's job survives, even one whose agent's name begins with this
+    agent's name (its marker begins with this agent's marker prefix)."""
     device = tmp_path / "npu0"
     device.write_text("")
     earlier = leave_behind(env(BUILDKITE_JOB_ID="job-1"), started)
-    other_agent = leave_behind(env(BUILDKITE_AGENT_NAME=OTHER_AGENT), started)
+    other_agent = leave_behind(env(BUILDKITE_AGENT_NAME=other_agent_name), started)
     result = hook("pre-command", env(CONFORMANCE_DEVICE_NODES=str(device)))
     assert result.returncode == 0, result.stderr
     assert not any(map(alive, earlier))

@@ -72,13 +72,15 @@ conformance_marked_processes() {
     done
 }
 
-# Prints the pids of this agent's processes of jobs other than the current one.
+# Prints the pids of this agent's processes of jobs other than the current one. The
+# agent's name is all of a marker before its last ':' (a job id holds none), compared
+# whole: agent "npu0" never claims the jobs of agents "npu0-x" or "npu0:x".
 conformance_earlier_jobs() {
-    local current agent_prefix pid marker
+    local current agent pid marker
     current=$(conformance_marker)
-    agent_prefix="${BUILDKITE_AGENT_NAME:-agent}:"
+    agent=${BUILDKITE_AGENT_NAME:-agent}
     conformance_marked_processes | while read -r pid marker; do
-        if [[ $marker == "$agent_prefix"* && $marker != "$current" ]]; then
+        if [[ ${marker%:*} == "$agent" && $marker != "$current" ]]; then
             printf '%s\n' "$pid"
         fi
     done
