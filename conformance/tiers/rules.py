@@ -49,7 +49,8 @@ def _days(count: int) -> str:
 def _records(rule: Rule, newest_first: list[Evidence], now) -> tuple[bool, str, list[Evidence]]:
     count = rule.parameters["count"]
     found = len(newest_first)
-    return found >= count, f"{found} judged {_whose(rule)}records, {count} needed", newest_first[:count]
+    noun = "record" if found == 1 else "records"
+    return found >= count, f"{found} judged {_whose(rule)}{noun}, {count} needed", newest_first[:count]
 
 
 def _conformant_streak(rule: Rule, newest_first: list[Evidence], now) -> tuple[bool, str, list[Evidence]]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from conformance.tiers import PolicyError, load_policy
@@ -69,3 +71,12 @@ def test_a_good_policy_loads(tmp_path):
     path = tmp_path / "policy.toml"
     path.write_text(GOOD)
     assert load_policy(path).rule("low.one").trust == ("vendor", "ci", "self_reported", "unchecked")
+
+
+def test_the_docs_name_every_rule_and_kind():
+    """Rule: docs/tiers.md explains every rule id of the kit's policy and every kind."""
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "tiers.md").read_text(encoding="utf-8")
+    policy = load_policy()
+    missing = [rule.id for tier in policy.tiers for rule in tier.rules if f"`{rule.id}`" not in docs]
+    missing += [kind for kind in KINDS if f"| `{kind}` |" not in docs]
+    assert missing == []
