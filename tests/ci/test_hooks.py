@@ -257,3 +257,22 @@ def test_pre_bootstrap_allows_only_listed_pipelines(slug, allowed, tmp_path):
     result = hook("pre-bootstrap", env(BUILDKITE_ENV_FILE=str(job_env),
                                        CONFORMANCE_ALLOWED_PIPELINES="acme/conformance tools"))
     assert (result.returncode == 0) is allowed, result.stderr
+
+
+@pytest.mark.parametrize("allowed", ["*", "acme/*", "acme/conformance untrusted?"])
+def test_pre_bootstrap_refuses_a_pattern_in_the_allow_list_instead_of_globbing_it(allowed,
+                                                                                   tmp_path):
+    """Expanded unquoted, "*" would glob into the working directory's file names, and a
+    file named like the job's pipeline would let that pipeline in."""
+    (tmp_path / "untrusted").write_text("")
+    (tmp_path / "acme").mkdir()
+    (tmp_path / "acme" / "untrusted").write_text("")
+    job_env = tmp_path / "job.env"
+    job_env.write_text('BUILDKITE_PIPELINE_SLUG="untrusted"\nBUILDKITE_ORGANIZATION_SLUG="acme"\n')
+    result = subprocess.run(["bash", str(HOOKS / "pre-bootstrap")], cwd=tmp_path,
+                            env=env(BUILDKITE_ENV_FILE=str(job_env),
+                                    CONFORMANCE_ALLOWED_PIPELINES=allowed),
+                            capture_output=True, text=True, timeout=patience.scaled(1800))
+    assert result.returncode == 1
+    (line,) = result.stderr.splitlines()
+    assert "is not an org/pipeline or pipeline slug (no patterns)" in line
