@@ -7,7 +7,8 @@
 - ``conformance verify PATH...`` checks records and prints one verdict line each
   (with ``--allowed-signers FILE``, checks a signed record's key against a keyring).
 - ``conformance release`` records the installed kit as released (its suite hash) in
-  ``conformance/matrix/released_kits.json``.
+  ``conformance/matrix/released_kits.json``, and keeps its contract's snapshot
+  (``conformance/tiers/contract_release.py``).
 - ``conformance plugins`` lists the installed platform plugins and whether each is
   usable here.
 - ``conformance contracts`` prints the mustpass list: every required contract and
@@ -159,16 +160,19 @@ def verify(args: argparse.Namespace) -> int:
 
 
 def release(args: argparse.Namespace) -> int:
-    from conformance.matrix.kits import ReleaseError, cut_release
+    from conformance.matrix.kits import ReleaseError, cut_release, installed_kit
+    from conformance.tiers import contract_release
 
     try:
+        contract_release.check(installed_kit().version, installed_kit().contract_version)
         kit, added = cut_release()
-    except ReleaseError as exc:
+    except (ReleaseError, contract_release.ContractReleaseError) as exc:
         print(f"conformance release: {exc}", file=sys.stderr)
         return 2
+    snapshot, _ = contract_release.keep(kit.version, kit.contract_version)
     state = "released" if added else "was already released"
     print(f"kit {kit.version} {state}: contract version {kit.contract_version}, "
-          f"{len(kit.contracts)} contracts, suites {kit.suite_hash}")
+          f"{len(kit.contracts)} contracts, suites {kit.suite_hash}; contract snapshot {snapshot.name}")
     return 0
 
 
