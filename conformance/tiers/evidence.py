@@ -20,6 +20,7 @@ from collections.abc import Iterable, Mapping
 from conformance.results import waivers
 from conformance.results.timestamps import parse_timestamp
 from conformance.results.verify import ALLOWED
+from conformance.tiers.policy import trust_words
 
 CONFORMANT, NOT_CONFORMANT, INCOMPLETE = "CONFORMANT", "NOT CONFORMANT", "INCOMPLETE"
 #: The verdict of a record no verifier at hand judges: it counts toward no rule.
@@ -64,7 +65,8 @@ class Evidence:
 
     def describe(self) -> str:
         """The record in a few words, as explanations name it."""
-        return f"{self.ref} ({self.started:%Y-%m-%d}, kit {self.kit_version}, {self.verdict}, {self.trust})"
+        return (f"{self.ref} ({self.started:%Y-%m-%d}, kit {self.kit_version}, {self.verdict}, "
+                f"{trust_words((self.trust,))})")
 
 
 def evidence_of(ref: str, record: dict, verdict: str, trust: str, now: datetime.datetime) -> Evidence:

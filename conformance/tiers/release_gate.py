@@ -4,10 +4,10 @@ A platform blocks the candidate when it stood at the policy's blocking tier (or 
 going into the candidate and is not CONFORMANT on it by a fresh record. "Going into"
 matters: the candidate's own records must not decide who is held to it, or a platform
 whose first candidate run fails would lose its tier and stop blocking. So the standing
-is computed from the records of other kits only, on the clock of the candidate's first
-record (now, if it has none), and the candidate's newest record of the trust the
-gate accepts is then judged. Platforms below the blocking tier are listed, never
-blocking.
+is computed from the records of other kits made before the candidate's first record
+(anyone's; now, if it has none), on that clock; then the candidate's newest record of
+the trust the gate accepts is judged. Platforms below the blocking tier are listed,
+never blocking.
 """
 
 from __future__ import annotations
@@ -52,7 +52,8 @@ def release_check(records: Iterable[Evidence], kit_version: str, policy: Policy,
     records = list(records)
     candidate = [r for r in records if r.kit_version == kit_version]
     as_of = min((r.started for r in candidate), default=now)
-    standing = compute_tiers([r for r in records if r.kit_version != kit_version], policy, as_of)
+    before = [r for r in records if r.kit_version != kit_version and r.started <= as_of]
+    standing = compute_tiers(before, policy, as_of)
     gate = policy.release
     entries = []
     for key in sorted({r.key for r in records}):

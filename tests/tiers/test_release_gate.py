@@ -63,3 +63,13 @@ def test_nothing_official_blocks_nothing(policy):
     """Rule: with no platform at the blocking tier, the candidate may be released."""
     records = history("gpu", "CCC") + history("gpu", "N", kit=CANDIDATE)
     assert release_check(records, CANDIDATE, policy, NOW).blockers == ()
+
+
+def test_the_standing_is_the_one_the_candidate_met(policy):
+    """Rule: records of other kits made after the candidate's first run do not change
+    who is held to it: npu failed an old-kit run after the candidate's testing began,
+    and still blocks a failing candidate."""
+    records = (history("npu", "C" * 10, days_ago=6) + history("npu", "N", kit=CANDIDATE, days_ago=5)
+               + history("npu", "N", days_ago=2))
+    gate = release_check(records, CANDIDATE, policy, NOW)
+    assert entry(gate, "npu").standing == "official" and entry(gate, "npu").blocks
