@@ -3,7 +3,7 @@ signed record files, judged on ``AS_OF``.
 
 - ``acme_npu`` on ``Acme NPU 2``: ten nightly CI-built records of kit 0.1.0, all
   CONFORMANT (official), then the candidate's first run, NOT CONFORMANT: it blocks.
-- ``tpu_lab`` on ``Lab TPU``: three vendor-signed records of 0.1.0, CONFORMANT, with
+- ``tpu_lab`` on ``Lab TPU``: three vendor-signed records of 0.1.0 (11-08 to 11-22), CONFORMANT, with
   one waiver (supported); it has not run the candidate: listed, not blocking.
 - ``newchip`` on ``NewChip X1``: self-reported, NOT CONFORMANT on 0.1.0, then
   CONFORMANT on the candidate (experimental).
@@ -48,7 +48,7 @@ def write_example(folder: Path) -> Path:
     acme(23, candidate, _results(candidate, **{FAILED: "failed"}))
 
     waiver = [("waived", "waived: firmware 3.1 lacks soft-cap (https://lab.example/bugs/41)")]
-    for day in (10, 17, 24):
+    for day in (8, 15, 22):
         record = make_record(_results(RELEASE, **{WAIVED: waiver}), plugin="tpu_lab", device="Lab TPU",
                              distribution="tpu-lab", version="0.9.0", kit=RELEASE,
                              started=f"2026-11-{day:02d}T09:00:00+00:00")
