@@ -15,6 +15,7 @@ key, never a traceback.
 from __future__ import annotations
 
 import dataclasses
+import re
 import sys
 from importlib import resources
 from pathlib import Path
@@ -41,6 +42,10 @@ PARAMETERS: dict[str, dict[str, tuple[type, bool]]] = {
     "suites": {"required": (list, True)},
     "device_types": {"any_of": (list, True)},
 }
+
+
+#: Tier names and rule ids: what fleet files and commands name, so plain words only.
+_NAME = re.compile(r"[a-z][a-z0-9_]{0,39}(\.[a-z][a-z0-9_]{0,39}){0,3}")
 
 
 class PolicyError(Exception):
@@ -140,7 +145,7 @@ def _tier(table: object, where: str) -> Tier:
     rules = table.get("rules", [])
     if not isinstance(rules, list):
         raise PolicyError(f"{where}: 'rules' must be an array of tables ([[tiers.rules]])")
-    name = _text(table, "name", where)
+    name = _name(table, "name", where)
     return Tier(name, _text(table, "about", where),
                 tuple(_rule(rule, f"{where} ({name}): rules[{i}]") for i, rule in enumerate(rules)))
 
@@ -167,7 +172,7 @@ def _rule(table: object, where: str) -> Rule:
         if kind_of is list and not all(isinstance(item, str) and item for item in value):
             raise PolicyError(f"{where}: {name!r} must list non-empty strings")
         parameters[name] = tuple(value) if kind_of is list else value
-    return Rule(_text(table, "id", where), kind, _text(table, "about", where),
+    return Rule(_name(table, "id", where), kind, _text(table, "about", where),
                 _trust(table, where), parameters)
 
 
@@ -195,6 +200,14 @@ def _text(table: dict, key: str, where: str) -> str:
     value = table.get(key)
     if not isinstance(value, str) or not value.strip():
         raise PolicyError(f"{where}: {key!r} must be a non-empty string")
+    return value
+
+
+def _name(table: dict, key: str, where: str) -> str:
+    value = _text(table, key, where)
+    if not _NAME.fullmatch(value):
+        raise PolicyError(f"{where}: {key} {value!a} must be lower-case words joined by dots "
+                          "(letters, digits, underscores)")
     return value
 
 

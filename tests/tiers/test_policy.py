@@ -55,6 +55,9 @@ def test_every_rule_kind_has_a_check_and_parameters():
                          "about = \"c\"\n[release]"), "rule id 'low.one' is used more than once"),
     (lambda t: t.replace("[release]\n", "[nope]\n"), "unknown key 'nope'"),
     (lambda t: t + "= broken", "not TOML"),
+    (lambda t: t.replace('id = "low.one"', 'id = "low one; rm -rf"'), "id 'low one; rm -rf' must be lower-case"),
+    (lambda t: t.replace('name = "low"', 'name = "Gold\\u202e"').replace('"low"', '"Gold\\u202e"'),
+     "name 'Gold\\u202e' must be lower-case"),
 ])
 def test_a_bad_policy_is_one_line_naming_the_key(tmp_path, edit, message):
     """Rule: a mistake in a policy file is a PolicyError naming the file and the key."""
