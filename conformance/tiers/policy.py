@@ -92,6 +92,21 @@ class Policy:
         """0 for no tier, then 1, 2, ... from the lowest tier up."""
         return 0 if tier is None else self.tier_names().index(tier) + 1
 
+    def promotion(self, reference: str) -> str:
+        """What a fleet's ``promote_when`` names, in words: a tier (every rule up to
+        it) or one rule. ``PolicyError`` when it names neither."""
+        for index, tier in enumerate(self.tiers):
+            if reference == tier.name:
+                rules = [rule for lower in self.tiers[:index + 1] for rule in lower.rules]
+                return f"tier {tier.name}: " + "; ".join(rule.about for rule in rules)
+        for tier in self.tiers:
+            for rule in tier.rules:
+                if reference == rule.id:
+                    return f"rule {rule.id}: {rule.about}"
+        names = [tier.name for tier in self.tiers] + [rule.id for tier in self.tiers for rule in tier.rules]
+        raise PolicyError(f"{reference!a} is neither a tier nor a rule of the tier policy {self.source} "
+                          f"(one of: {', '.join(names)})")
+
     def rule(self, rule_id: str) -> Rule:
         for tier in self.tiers:
             for rule in tier.rules:

@@ -83,3 +83,18 @@ def test_the_docs_name_every_rule_and_kind():
     missing = [rule.id for tier in policy.tiers for rule in tier.rules if f"`{rule.id}`" not in docs]
     missing += [kind for kind in KINDS if f"| `{kind}` |" not in docs]
     assert missing == []
+
+
+def test_a_promotion_names_a_tier_or_a_rule():
+    """Rule: a fleet's promote_when is a tier (all its rules and the lower tiers') or a
+    rule id of the policy, given back in words; prose is refused listing the names."""
+    policy = load_policy()
+    assert policy.promotion("supported") == (
+        "tier supported: at least one record this kit can judge; the newest 3 CI-built or "
+        "vendor-signed records are all CONFORMANT; the newest CI-built or vendor-signed record is "
+        "at most 30 days old; that record holds no expired waiver and waives at most 5 contracts")
+    assert policy.promotion("official.fresh") == (
+        "rule official.fresh: the newest CI-built record is at most 7 days old")
+    with pytest.raises(PolicyError, match=r"'green on 10 nightly builds' is neither a tier nor a rule .* "
+                                          r"\(one of: experimental, supported, official, experimental.has_record"):
+        policy.promotion("green on 10 nightly builds")
