@@ -102,6 +102,10 @@ class TerminalReporting:
             bridge = self.entry.bridge
             lines.append(f"bridged: a {bridge['interface']} plugin, {bridge['interface']} "
                          f"{bridge['version']} (the bridge supports {bridge['supported_versions']})")
+            if bridge.get("attention_backend"):
+                lines.append(f"bridged attention backend: {bridge['attention_backend']}")
+            lines += [f"the plugin's check_and_update_config changes the kit's request: {change}"
+                      for change in bridge.get("config_changes", [])]
         return lines
 
     def pytest_report_teststatus(self, report: pytest.TestReport):

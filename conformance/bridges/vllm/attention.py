@@ -1,12 +1,17 @@
 """vLLM's attention backends under the kit's ``AttentionBackend`` contract.
 
-``attention.NAME`` (``conformance.bridges.vllm.attention:CPU_ATTN``) is the kit backend
-around vLLM's backend ``NAME``, resolved through vLLM's registry
-(``AttentionBackendEnum``, which honours ``register_backend`` overrides), so it is
-importable by qualified name in every process.
+``attention.bridged_name(QUALNAME)`` is the kit backend around the vLLM backend class
+the plugin's ``get_attn_backend_cls`` names, imported by that qualified name as vLLM's
+selector imports it (``resolve_obj_by_qualname``), whatever its ``get_name()`` says: a
+vendor's subclass that keeps the stock name is the vendor's class under test. The
+kit's name encodes the qualified name (``conformance.bridges.vllm.attention:
+vllm__v1__attention__backends__cpu_attn__CPUAttentionBackend``), so it is importable
+in every process.
 
 Every forward goes through what vLLM's engine builds for one decoder layer: a
-``VllmConfig`` of the batch's dtype and block size, an ``Attention`` layer built under
+``VllmConfig`` of the batch's dtype and block size (when the plugin's config hook
+changes either, vLLM never runs the batch as asked, and the test fails naming the
+hook's change: ``config_changes``), an ``Attention`` layer built under
 it (its impl reads the current config, and its prefix registers it where the metadata
 builder finds its heads and window), the layer's KV-cache spec, the backend's metadata
 builder run on a ``CommonAttentionMetadata`` made from the kit's metadata, then the
@@ -35,9 +40,10 @@ from typing import ClassVar
 
 import torch
 
-from conformance.bridges.vllm.config import model_config_folder, restored_environment
+from conformance.bridges.vllm.config import build_vllm_config, restored_environment
+from conformance.bridges.vllm.config_changes import refuse_changed
+from conformance.bridges.vllm.errors import BridgeLimitation, VllmPluginError, plugin_label
 from conformance.bridges.vllm.packing import derive_unpacking
-from conformance.bridges.vllm.platform import BridgeLimitation
 from conformance.contract.attention import (
     AttentionBackend,
     AttentionImpl,
@@ -141,7 +147,10 @@ class _VllmLayer:
 
         backend = kit_impl.vllm_backend
         _check_layout(backend)
-        vllm_config = _vllm_config(dtype, block_size, kit_impl.kv_cache_dtype)
+        vllm_config, changes = _vllm_config(dtype, block_size, kit_impl.kv_cache_dtype)
+        refuse_changed(plugin_label(), changes, _BATCH_FIELDS,
+                       f"an attention batch in {str(dtype).removeprefix('torch.')} with blocks of "
+                       f"{block_size} and KV-cache dtype {kit_impl.kv_cache_dtype!r}")
         name = LAYER_NAME.format(next(_layer_numbers))
         # vLLM's model loader builds layers under the model's dtype, which the layer
         # takes as its activation dtype.
@@ -155,9 +164,9 @@ class _VllmLayer:
             builder = backend.get_builder_cls()(spec, [name], vllm_config, device)
         if getattr(attention, "isa", None) == "amx":
             _request_amx_tiles()
-        if spec.block_size != block_size:
+        if spec.block_size != block_size:  # vLLM's own choice: the hook left it as asked
             raise BridgeLimitation(
-                f"vLLM's {backend.get_name()} chooses blocks of {spec.block_size} tokens for "
+                f"vLLM's {_qualname(backend)} chooses blocks of {spec.block_size} tokens for "
                 f"this layer where the kit's batch has {block_size}; the bridge drives the "
                 "batch's block size only (the kit's limit, not the plugin's failure)")
         layer = cls(attention, spec, builder)
@@ -210,7 +219,8 @@ _UNPACKINGS: dict[tuple, torch.Tensor] = {}
 def _unpacking(layer: _VllmLayer, dtype: torch.dtype, block_size: int, num_kv_heads: int,
                head_size: int) -> torch.Tensor:
     # CPU_ATTN's builder sets the kernel variant on the layer; other backends have none.
-    key = (layer.attention.attn_backend.get_name(), dtype, block_size, num_kv_heads, head_size,
+    # By class, not name: a vendor's subclass keeping the stock name may pack otherwise.
+    key = (layer.attention.attn_backend, dtype, block_size, num_kv_heads, head_size,
            getattr(layer.attention, "isa", None))
     if key not in _UNPACKINGS:
         # One block: vLLM addresses block b at b times the page size (KVCacheTensor),
@@ -247,42 +257,74 @@ def _check_layout(backend: type) -> None:
     layouts = backend.supported_kv_cache_layouts()
     if layouts is not None and KVCacheLayout.LBHNC not in layouts:
         raise BridgeLimitation(
-            f"vLLM's {backend.get_name()} reads only the KV-cache layouts "
+            f"vLLM's {_qualname(backend)} reads only the KV-cache layouts "
             f"{[layout.name for layout in layouts]}; the bridge allocates LBHNC caches only "
             "(the kit's limit, not the plugin's failure)")
+
+
+#: The config fields an attention batch needs as the kit asked for them.
+_BATCH_FIELDS = ("model_config.dtype", "cache_config.block_size", "cache_config.cache_dtype")
 
 
 @functools.cache
 def _vllm_config(dtype: torch.dtype, block_size: int, kv_cache_dtype: str):
     """The ``VllmConfig`` of a model of ``dtype`` with blocks of ``block_size``, shared
-    by the layers built for it (each registers under its own name). Building it runs
-    vLLM's platform hook, which rewrites the process environment (see ``config``);
-    the environment is put back, as the kit's later tests must not see it changed."""
-    from vllm.config import CacheConfig, ModelConfig, VllmConfig
-
+    by the layers built for it (each registers under its own name), and what the
+    plugin's hook changed in it. The environment the hook rewrites is put back, as the
+    kit's later tests must not see it changed."""
     with restored_environment():
-        return VllmConfig(
-            model_config=ModelConfig(model=model_config_folder(MODEL),
-                                     dtype=str(dtype).removeprefix("torch."),
-                                     skip_tokenizer_init=True),
-            cache_config=CacheConfig(block_size=block_size, cache_dtype=kv_cache_dtype))
+        return build_vllm_config(MODEL, str(dtype).removeprefix("torch."), block_size, kv_cache_dtype)
+
+
+def _qualname(cls: type) -> str:
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+#: Stands for the dots of a backend's qualified name in the kit's name for it (a
+#: pkgutil name is dotted identifiers, and the dots after the colon are attributes).
+_DOT = "__"
+
+
+def bridged_name(qualname: str) -> str:
+    """The kit's qualified name of the kit backend around vLLM's backend ``qualname``."""
+    name = qualname.replace(".", _DOT)
+    if name.replace(_DOT, ".") != qualname:
+        raise BridgeLimitation(
+            f"the bridge cannot name vLLM backend {qualname!r} (its name holds '_' beside a "
+            "'.' or '__'; the kit's limit, not the plugin's failure)")
+    return f"{__name__}:{name}"
+
+
+def vllm_backend_class(qualname: str) -> type:
+    """vLLM's backend class ``qualname``, imported as vLLM's selector imports it; a
+    name that does not import, or names no vLLM ``AttentionBackend``, is the plugin's
+    error, named by the plugin's qualified names."""
+    from vllm.utils.import_utils import resolve_obj_by_qualname
+    from vllm.v1.attention.backend import AttentionBackend as VllmAttentionBackend
+
+    try:
+        backend = resolve_obj_by_qualname(qualname)
+    except Exception as exc:
+        raise VllmPluginError(
+            f"vLLM platform plugin {plugin_label()}: get_attn_backend_cls names {qualname!r}, "
+            f"which vLLM's selector cannot import: {type(exc).__name__}: {exc}") from exc
+    if not (isinstance(backend, type) and issubclass(backend, VllmAttentionBackend)):
+        raise VllmPluginError(
+            f"vLLM platform plugin {plugin_label()}: get_attn_backend_cls names {qualname!r}, "
+            f"which is {backend!r}, not a subclass of vLLM's AttentionBackend")
+    return backend
 
 
 @functools.cache
 def _bridged(name: str) -> type[VllmBridgedBackend]:
-    from vllm.v1.attention.backends.registry import AttentionBackendEnum
-
-    try:
-        vllm_backend = AttentionBackendEnum[name].get_class()
-    except ValueError as exc:  # vLLM's message lists the valid names
-        raise AttributeError(str(exc)) from exc
+    vllm_backend = vllm_backend_class(name.replace(_DOT, "."))
+    described = _qualname(vllm_backend)
     impl = type(f"{name}Impl", (VllmBridgedImpl,), {
         "__module__": __name__, "__qualname__": f"{name}.impl_cls", "vllm_backend": vllm_backend,
-        "__doc__": f"vLLM's {vllm_backend.get_impl_cls().__qualname__}, under the kit's contract."})
+        "__doc__": f"vLLM's {_qualname(vllm_backend.get_impl_cls())}, under the kit's contract."})
     return type(name, (VllmBridgedBackend,), {
         "__module__": __name__, "__qualname__": name, "vllm_backend": vllm_backend,
-        "impl_cls": impl,
-        "__doc__": f"vLLM's {vllm_backend.__qualname__}, under the kit's contract."})
+        "impl_cls": impl, "__doc__": f"vLLM's {described}, under the kit's contract."})
 
 
 def __getattr__(name: str) -> type[VllmBridgedBackend]:

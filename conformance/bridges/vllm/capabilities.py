@@ -10,10 +10,9 @@ nothing, the module says what it assumes and why.
 
 from __future__ import annotations
 
-import pkgutil
-
 import torch
 
+from conformance.bridges.vllm.attention import vllm_backend_class
 from conformance.contract.capabilities import (
     KNOWN_DTYPES,
     KNOWN_KV_CACHE_DTYPES,
@@ -43,10 +42,10 @@ def selector_config(head_size: int, dtype: torch.dtype, block_size: int | None,
 
 
 def default_backend(vllm_platform) -> type:
-    """The attention backend vLLM's platform selects for a plain decoder layer."""
+    """The attention backend class vLLM's platform selects for a plain decoder layer,
+    imported by the name it returns, as vLLM's selector does."""
     dtype = vllm_platform.supported_dtypes[0]
-    qualname = vllm_platform.get_attn_backend_cls(None, selector_config(128, dtype, None), None)
-    return pkgutil.resolve_name(qualname)
+    return vllm_backend_class(vllm_platform.get_attn_backend_cls(None, selector_config(128, dtype, None), None))
 
 
 def derive_capabilities(vllm_platform) -> PlatformCapabilities:

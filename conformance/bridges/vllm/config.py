@@ -6,7 +6,9 @@ which would leak into every later test. So the bridge builds the ``VllmConfig`` 
 kit's ``EngineConfig`` describes in one long-lived spawned child, the way vLLM's engine
 does (its ``__post_init__`` runs the hook), brings back what the hook made of the
 config, puts the child's environment back after each call, and reports what changed
-as a ``VllmEnvironmentWarning``.
+as a ``VllmEnvironmentWarning``. What the hook changed of the kit's request is carried
+into the kit's config and reported as the plugin's change (``config_changes``), a
+``VllmConfigChangeWarning``.
 """
 
 from __future__ import annotations
@@ -23,6 +25,9 @@ import tempfile
 import warnings
 from pathlib import Path
 
+import torch
+
+from conformance.bridges.vllm.config_changes import recording_hook
 from conformance.reference_engine.models.config import get_model_config, to_hf_config
 
 
@@ -38,15 +43,21 @@ def _child() -> concurrent.futures.ProcessPoolExecutor:
     return pool
 
 
+class VllmConfigChangeWarning(UserWarning):
+    """vLLM's platform plugin changed the kit's request in its config hook (the
+    change is carried into the kit's config, and the plugin's)."""
+
+
 def check_and_update_in_child(platform_name: str, config) -> None:
     """Let vLLM's platform ``platform_name`` (a ``vllm:`` plugin name without the
     prefix) check ``config`` (the kit's ``EngineConfig``): a refusal raises
-    ``ValueError`` with vLLM's message; an accepted config takes vLLM's block size."""
+    ``ValueError`` with vLLM's message; what the hook changed in a field the kit's
+    config has is carried into ``config`` and reported as the plugin's change."""
     request = {"model": config.model, "dtype": str(config.dtype).removeprefix("torch."),
                "kv_cache_dtype": config.kv_cache_dtype, "block_size": config.block_size,
                "tensor_parallel_size": config.tensor_parallel_size,
                "quantization": config.quantization, "max_model_len": config.max_model_len}
-    answer = _child().submit(_build_vllm_config, platform_name, request).result()
+    answer = _child().submit(_build_in_child, platform_name, request).result()
     if answer["environment"]:
         changes = ", ".join(f"{k}={v!r}" for k, v in sorted(answer["environment"].items()))
         warnings.warn(VllmEnvironmentWarning(
@@ -56,7 +67,16 @@ def check_and_update_in_child(platform_name: str, config) -> None:
         if answer["refusal_is_value_error"]:
             raise ValueError(answer["refusal"])
         raise RuntimeError(f"vLLM refused with an error other than ValueError: {answer['refusal']}")
+    if answer["changed"]:
+        warnings.warn(VllmConfigChangeWarning(
+            f"vLLM platform plugin 'vllm:{platform_name}' changed the kit's request in "
+            f"check_and_update_config: {', '.join(answer['changed'])}"), stacklevel=3)
+    config.dtype = getattr(torch, answer["dtype"])
+    config.kv_cache_dtype = answer["kv_cache_dtype"]
     config.block_size = answer["block_size"]
+    config.tensor_parallel_size = answer["tensor_parallel_size"]
+    config.quantization = answer["quantization"]
+    config.max_model_len = answer["max_model_len"]
 
 
 def write_model_config(model: str, folder: Path) -> str:
@@ -98,29 +118,46 @@ def restored_environment():
         os.environ.update(before)
 
 
-def _build_vllm_config(platform_name: str, request: dict) -> dict:
-    """In the child: build the ``VllmConfig``; what it became, and the environment
-    changes, which are then undone."""
+def build_vllm_config(model: str, dtype: str, block_size: int, kv_cache_dtype: str = "auto",
+                      tensor_parallel_size: int = 1, quantization: str | None = None,
+                      max_model_len: int | None = None):
+    """The ``VllmConfig`` of the kit's request, built as vLLM's engine builds it (its
+    ``__post_init__`` runs the current platform's hook), with what the hook changed.
+    The hook may rewrite the environment: call it within ``restored_environment``."""
+    from vllm.config import CacheConfig, ModelConfig, ParallelConfig, VllmConfig
+    from vllm.platforms import current_platform
+
+    with recording_hook(current_platform) as calls:
+        model_config = ModelConfig(model=model_config_folder(model), dtype=dtype,
+                                   quantization=quantization, max_model_len=max_model_len,
+                                   skip_tokenizer_init=True)
+        vllm_config = VllmConfig(
+            model_config=model_config,
+            cache_config=CacheConfig(block_size=block_size, cache_dtype=kv_cache_dtype),
+            parallel_config=ParallelConfig(tensor_parallel_size=tensor_parallel_size))
+    return vllm_config, [change for call in calls for change in call]
+
+
+def _build_in_child(platform_name: str, request: dict) -> dict:
+    """In the child: build the ``VllmConfig``; what it became, what the plugin's hook
+    changed of the kit's request, and the environment changes, which are undone."""
     from conformance.bridges.vllm import bridged
 
     getattr(bridged, platform_name)  # makes vLLM's platform current in this process
-    from vllm.config import CacheConfig, ModelConfig, ParallelConfig, VllmConfig
-
     answer: dict = {}
     with restored_environment() as changed:
         try:
-            model_config = ModelConfig(
-                model=model_config_folder(request["model"]), dtype=request["dtype"],
-                quantization=request["quantization"], max_model_len=request["max_model_len"],
-                skip_tokenizer_init=True)
-            vllm_config = VllmConfig(
-                model_config=model_config,
-                cache_config=CacheConfig(block_size=request["block_size"],
-                                         cache_dtype=request["kv_cache_dtype"]),
-                parallel_config=ParallelConfig(tensor_parallel_size=request["tensor_parallel_size"]))
-            answer["block_size"] = vllm_config.cache_config.block_size
+            vllm_config, changes = build_vllm_config(**request)
         except Exception as exc:
             answer["refusal"] = f"{type(exc).__name__}: {' '.join(str(exc).split())}"
             answer["refusal_is_value_error"] = isinstance(exc, ValueError)
+        else:
+            model, cache, parallel = (vllm_config.model_config, vllm_config.cache_config,
+                                      vllm_config.parallel_config)
+            answer.update(
+                dtype=str(model.dtype).removeprefix("torch."), kv_cache_dtype=cache.cache_dtype,
+                block_size=cache.block_size, tensor_parallel_size=parallel.tensor_parallel_size,
+                quantization=model.quantization, max_model_len=model.max_model_len,
+                changed=[str(change) for change in changes if change.requested])
     answer["environment"] = changed
     return answer

@@ -16,6 +16,9 @@ suite's own rules. Only vLLM's offline API is used: ``LLM``, ``SamplingParams``,
   state (its current config, its distributed groups): none of that may reach the
   kit's process, where the reference engine and the next tests run. The process ends
   with ``shutdown()``, and vLLM's exit handlers stop whatever it started.
+- What the engine runs with is checked against what the suite asked for: a dtype,
+  block size or tensor-parallel size the plugin's ``check_and_update_config`` changed
+  fails the test that asked, naming the change (``config_changes``).
 """
 
 from __future__ import annotations
@@ -28,6 +31,8 @@ import os
 import weakref
 
 from conformance.bridges.vllm.config import folder_removed_at_exit, write_model_config
+from conformance.bridges.vllm.config_changes import ConfigChange, recording_hook, refuse_changed
+from conformance.bridges.vllm.errors import plugin_label
 from conformance.bridges.vllm.platform import VllmBridgedPlatform
 from conformance.contract.sampling_params import SamplingParams
 from conformance.reference_engine.llm import DTYPES, paired_requests
@@ -171,8 +176,32 @@ def _start_engine(platform_name: str, engine_args: dict) -> None:
     # own detection would pick whichever installed plugin answers).
     getattr(bridged, platform_name)
     import vllm
+    from vllm.platforms import current_platform
 
-    _engine = vllm.LLM(**engine_args)
+    with recording_hook(current_platform) as calls:
+        _engine = vllm.LLM(**engine_args)
+    _check_ran_as_asked(_engine.llm_engine.vllm_config, engine_args,
+                        [change for call in calls for change in call])
+
+
+def _check_ran_as_asked(vllm_config, engine_args: dict, changes: list[ConfigChange]) -> None:
+    """What vLLM's engine runs with is what the suite asked for: the dtype, the block
+    size and the tensor-parallel size. A difference fails the test that asked, blamed
+    on the plugin's hook where the hook made it."""
+    ran = {"model_config.dtype": str(vllm_config.model_config.dtype).removeprefix("torch."),
+           "cache_config.block_size": vllm_config.cache_config.block_size,
+           "parallel_config.tensor_parallel_size": vllm_config.parallel_config.tensor_parallel_size}
+    asked = {"model_config.dtype": engine_args["dtype"],
+             "cache_config.block_size": engine_args["block_size"],
+             "parallel_config.tensor_parallel_size": engine_args["tensor_parallel_size"]}
+    request = (f"an engine in {asked['model_config.dtype']} with blocks of "
+               f"{asked['cache_config.block_size']} on {asked['parallel_config.tensor_parallel_size']} rank(s)")
+    refuse_changed(plugin_label(), changes, tuple(asked), request)
+    different = [f"{field} {asked[field]!r} -> {ran[field]!r}" for field in asked if ran[field] != asked[field]]
+    if different:
+        raise AssertionError(
+            f"vLLM's engine runs {', '.join(different)} where the suite asked for {request} "
+            f"(not changed by {plugin_label()}'s check_and_update_config)")
 
 
 def _generate(token_ids: list[list[int]], params: list[dict], use_tqdm: bool) -> list[dict]:

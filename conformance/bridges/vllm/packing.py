@@ -23,7 +23,7 @@ from collections.abc import Callable
 
 import torch
 
-from conformance.bridges.vllm.platform import BridgeLimitation
+from conformance.bridges.vllm.errors import BridgeLimitation
 
 #: Writes a logical cache (first argument) into a physical one (second argument).
 Pack = Callable[[torch.Tensor, torch.Tensor], None]

@@ -12,24 +12,16 @@ contract), the call fails with ``VllmInterfaceGap`` saying "vLLM's Platform has 
 from __future__ import annotations
 
 import inspect
-import pkgutil
 from typing import ClassVar
 
 import torch
 
+from conformance.bridges.vllm import attention
 from conformance.bridges.vllm import config as child_config
 from conformance.bridges.vllm.capabilities import derive_capabilities, selector_config
+from conformance.bridges.vllm.errors import VllmInterfaceGap
 from conformance.contract.capabilities import DeviceCapability
 from conformance.contract.platform import Platform
-
-
-class VllmInterfaceGap(Exception):
-    """The kit's contract asks for something vLLM's Platform interface does not have."""
-
-
-class BridgeLimitation(NotImplementedError):
-    """Something vLLM has that the bridge does not drive yet: the kit's limit, not the
-    plugin's failure, and said so."""
 
 
 class VllmBridgedPlatform(Platform):
@@ -149,8 +141,10 @@ class VllmBridgedPlatform(Platform):
         selected = cls._vllm("get_attn_backend_cls", None, selector_config(
             config.head_size, config.dtype, config.block_size, config.kv_cache_dtype,
             sliding_window=config.sliding_window is not None), None, returns=str)
-        # vLLM names a backend by its registry name (AttentionBackendEnum[get_name()]).
-        return f"conformance.bridges.vllm.attention:{pkgutil.resolve_name(selected).get_name()}"
+        # The class vLLM's selector would import, by the name the plugin returns (a
+        # bad name fails here, naming it), never looked up again by its get_name().
+        attention.vllm_backend_class(selected)
+        return attention.bridged_name(selected)
 
     @classmethod
     def get_worker_cls(cls) -> str:

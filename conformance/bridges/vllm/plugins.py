@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from conformance.bridges.vllm.discovery import vllm_plugin
+from conformance.bridges.vllm.lookup import vllm_plugin
 
 
 def __getattr__(name: str) -> Callable[[], str | None]:
