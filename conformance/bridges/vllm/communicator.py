@@ -6,8 +6,10 @@ vLLM enables its CPU shared-memory path only for ``tp``/``pp`` groups). vLLM alw
 runs inside a process group, also for one rank, so a world of one gets a one-rank gloo
 group here. vLLM's CPU worker names its shared-memory segments after
 ``VLLM_DIST_IDENT``, which it sets before building communicators; the kit's ranks
-agree on one through the group instead. Every collective is vLLM's own; ``barrier`` is not on vLLM's communicator,
-and is taken from the group as ``GroupCoordinator.barrier`` does.
+agree on one through the group instead. Every collective is vLLM's own; ``barrier`` is
+not on vLLM's communicator, and is taken from the group as ``GroupCoordinator.barrier``
+does. An exception from inside vLLM (its own ``assert``, say) is raised again naming
+the kit's call: the collective, the tensor's shape and dtype, and the arguments.
 """
 
 from __future__ import annotations
@@ -20,6 +22,10 @@ import torch
 import torch.distributed as dist
 
 from conformance.contract.communicator import DeviceCommunicatorBase
+
+
+class VllmCollectiveError(AssertionError):
+    """A collective raised inside vLLM: the kit's call, then vLLM's exception."""
 
 
 class VllmCommunicator(DeviceCommunicatorBase):
@@ -40,26 +46,42 @@ class VllmCommunicator(DeviceCommunicatorBase):
                                unique_name="tp:0")
         self.cpu_group = cpu_group
 
+    def _vllm_call(self, method: str, tensor: torch.Tensor | None, *args, **shown):
+        """vLLM's ``method``; an exception from inside vLLM is raised again with the
+        kit's call beside it (collective, shape, dtype, arguments), vLLM's own
+        exception and traceback chained under it."""
+        try:
+            return getattr(self.vllm, method)(*(() if tensor is None else (tensor,)), *args)
+        except Exception as exc:
+            described = [] if tensor is None else [f"a {tuple(tensor.shape)} {tensor.dtype} tensor"]
+            described += [f"{name}={value!r}" for name, value in shown.items()]
+            owner = type(self.vllm)
+            raised = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+            raise VllmCollectiveError(
+                f"{owner.__module__}.{owner.__qualname__}.{method}({', '.join(described)}) on rank "
+                f"{dist.get_rank(self.cpu_group)} of {dist.get_world_size(self.cpu_group)} raised "
+                f"{raised}") from exc
+
     def all_reduce(self, tensor):
-        return self.vllm.all_reduce(tensor)
+        return self._vllm_call("all_reduce", tensor)
 
     def all_gather(self, tensor, dim=-1):
-        return self.vllm.all_gather(tensor, dim)
+        return self._vllm_call("all_gather", tensor, dim, dim=dim)
 
     def reduce_scatter(self, tensor, dim=-1):
-        return self.vllm.reduce_scatter(tensor, dim)
+        return self._vllm_call("reduce_scatter", tensor, dim, dim=dim)
 
     def gather(self, tensor, dst=0, dim=-1):
-        return self.vllm.gather(tensor, dst, dim)
+        return self._vllm_call("gather", tensor, dst, dim, dst=dst, dim=dim)
 
     def broadcast(self, tensor, src=0):
-        return self.vllm.broadcast(tensor, src)
+        return self._vllm_call("broadcast", tensor, src, src=src)
 
     def send(self, tensor, dst=None):
-        self.vllm.send(tensor, dst)
+        self._vllm_call("send", tensor, dst, dst=dst)
 
     def recv(self, size, dtype, src=None):
-        return self.vllm.recv(size, dtype, src)
+        return self._vllm_call("recv", None, size, dtype, src, size=tuple(size), dtype=dtype, src=src)
 
     def barrier(self) -> None:
         dist.barrier(group=self.cpu_group)
