@@ -12,10 +12,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from pathlib import Path
 
 from conformance.tiers.interface import INTERFACES, snapshot
 
+#: The contract id a rule paragraph names ("Rule ``attention.forward.decode``: ...").
+_CONTRACT = re.compile(r"^Rules? ``([a-z0-9_.]+)``:")
 #: The fields of an entry that a change can touch, in the order a report lists them.
 _FIELDS = ("signature", "decorators", "bases", "annotation", "default")
 
@@ -86,20 +89,22 @@ def compare(before: dict[str, dict], after: dict[str, dict]) -> list[Change]:
     return changes
 
 
-def checklist(changes: list[Change], after: dict[str, dict]) -> list[str]:
-    """What a plugin must change, one line each, in the order of ``changes``."""
+def checklist(changes: list[Change], before: dict[str, dict], after: dict[str, dict]) -> list[str]:
+    """What a plugin must change, one line each, in the order of ``changes``. A new
+    member of a new class asks nothing: no plugin subclasses that class yet."""
     todo = []
     for change in changes:
         entry = after.get(change.name, {})
         abstract = any("abstractmethod" in d for d in entry.get("decorators", ()))
+        owner_existed = change.name.rsplit(".", 1)[0] in before
         if change.change == "removed" and change.kind in ("function", "attribute"):
             todo.append(f"{change.name} is gone: drop your override or use of it")
         elif change.change == "removed":
             todo.append(f"{change.name} ({change.kind}) is gone: stop importing or subclassing it")
-        elif change.change == "added" and change.kind == "function" and abstract:
+        elif change.change == "added" and change.kind == "function" and abstract and owner_existed:
             todo.append(f"implement {change.name}{entry['signature']}: it is new and abstract")
         elif change.change == "added" and change.kind == "attribute" and entry.get("default") is None \
-                and _in_class(change.name, after):
+                and _in_class(change.name, after) and owner_existed:
             todo.append(f"set {change.name} ({entry.get('annotation')}): it is new and has no default")
         changed = dict((field, (old, new)) for field, old, new in change.fields)
         if "signature" in changed:
@@ -108,9 +113,10 @@ def checklist(changes: list[Change], after: dict[str, dict]) -> list[str]:
         if "decorators" in changed and abstract and change.change == "changed":
             todo.append(f"implement {change.name}: it is now abstract")
         if change.change == "changed" and (change.rules_added or change.rules_removed):
-            todo.append(f"re-read the rules of {change.name} and rerun their contracts: "
-                        f"{len(change.rules_added)} rule paragraphs new or reworded, "
-                        f"{len(change.rules_removed)} gone or reworded")
+            contracts = sorted({found for rule in change.rules_added for found in _CONTRACT.findall(rule)})
+            rerun = f"rerun {', '.join(contracts)}" if contracts else "rerun the suites"
+            todo.append(f"re-read the rules of {change.name} and {rerun}: {len(change.rules_added)} "
+                        f"new or reworded, {len(change.rules_removed)} gone or reworded")
     return todo
 
 
@@ -130,7 +136,7 @@ def render(before: Snapshot, after: Snapshot) -> list[str]:
                   if change.change == "changed"]
         lines += [f"      rule new or reworded: {rule}" for rule in change.rules_added
                   if change.change == "changed"]
-    todo = checklist(changes, after.interface)
+    todo = checklist(changes, before.interface, after.interface)
     lines.append(f"what a plugin must change ({len(todo)}):" if todo else "a plugin need change nothing")
     lines += [f"  - {item}" for item in todo]
     return lines

@@ -67,7 +67,7 @@ def test_drift_between_the_kept_releases(capsys):
     assert out.splitlines()[:2] == [
         "contract drift from 0.1.0 (kit 0.1.0, contract 0.1) to 0.1.1 (kit 0.1.1, contract 0.1): 1 changes",
         "  changed function platform.Platform.manual_seed_all"]
-    assert "  - re-read the rules of platform.Platform.manual_seed_all and rerun their contracts" in out
+    assert "  - re-read the rules of platform.Platform.manual_seed_all and rerun the suites: 1 new or reworded" in out
 
 
 def test_compatibility_lists_plugin_versions_by_kit(records, capsys):

@@ -93,10 +93,9 @@ def test_an_added_and_a_removed_method_and_what_a_plugin_must_do(tmp_path):
     assert changes["board.Board.read"].fields == (
         ("signature", "(cls, address: int) -> bytes", "(cls, address: int, size: int) -> bytes"),)
     assert changes["board.Board"].rules_added == ("Rule ``board.identity.name``: ``name`` is short and printable.",)
-    todo = drift.checklist(list(changes.values()), after)
+    todo = drift.checklist(list(changes.values()), before, after)
     assert todo == [
-        "re-read the rules of board.Board and rerun their contracts: 1 rule paragraphs new or reworded, "
-        "1 gone or reworded",
+        "re-read the rules of board.Board and rerun board.identity.name: 1 new or reworded, 1 gone or reworded",
         "implement board.Board.flush(cls, stream: int=0) -> None: it is new and abstract",
         "set board.Board.lanes (int): it is new and has no default",
         "board.Board.old_probe is gone: drop your override or use of it",
@@ -111,7 +110,21 @@ def test_a_method_made_abstract_must_be_implemented(tmp_path):
     after = snapshot_of(tmp_path, "b", BEFORE.replace(
         "    @classmethod\n    def old_probe", "    @classmethod\n    @abc.abstractmethod\n    def old_probe"))
     (change,) = drift.compare(before, after)
-    assert drift.checklist([change], after) == ["implement board.Board.old_probe: it is now abstract"]
+    assert drift.checklist([change], before, after) == ["implement board.Board.old_probe: it is now abstract"]
+
+
+def test_a_new_class_asks_nothing_of_a_plugin(tmp_path):
+    """Rule: a new class's abstract methods and fields are listed as added, and ask
+    nothing of a plugin, which cannot yet subclass it."""
+    before = snapshot_of(tmp_path, "a", BEFORE)
+    after = snapshot_of(tmp_path, "b", BEFORE.replace("class Board(", "class Panel(abc.ABC):\n"
+                                                      "    width: int\n\n"
+                                                      "    @abc.abstractmethod\n"
+                                                      "    def draw(self) -> None: ...\n\n\nclass Board("))
+    changes = drift.compare(before, after)
+    assert [(c.name, c.change) for c in changes] == [
+        ("board.Panel", "added"), ("board.Panel.draw", "added"), ("board.Panel.width", "added")]
+    assert drift.checklist(changes, before, after) == []
 
 
 def test_the_kept_releases_show_the_rule_changed_in_kit_0_1_1():
