@@ -19,7 +19,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                      help="run only the tests of shard K of N (1-based)")
 
 
-def _stable_id(item: pytest.Item) -> str:
+def stable_node_id(item: pytest.Item) -> str:
+    """The item's node id from the suites' folder on, e.g.
+    ``platform/test_identity.py::test_x``, wherever pytest put its root."""
     try:
         relative = item.path.resolve().relative_to(suites_root()).as_posix()
     except ValueError:
@@ -36,8 +38,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         shard, count = parse_shard(spec)
     except ShardError as exc:
         raise pytest.UsageError(str(exc)) from None
-    keep = [item for item in items if shard_of(_stable_id(item), count) == shard]
-    dropped = [item for item in items if shard_of(_stable_id(item), count) != shard]
+    keep = [item for item in items if shard_of(stable_node_id(item), count) == shard]
+    dropped = [item for item in items if shard_of(stable_node_id(item), count) != shard]
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = keep
