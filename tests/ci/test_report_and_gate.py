@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import os
+
 from ci_helpers import agent_env, conformance
 from ci_records import write_record
 
@@ -96,9 +99,15 @@ def test_gate_fails_when_a_required_record_is_not_conformant(tmp_path):
     assert f"| cpu | required | {markdown.text('not-conformant')} |" in body
 
 
-def test_gate_takes_the_newest_record_of_a_retried_job(tmp_path):
-    import os
-    old = write_record(tmp_path / "results" / "cpu" / "job-1.record.json", {FIRST: "failed"})
-    write_record(tmp_path / "results" / "cpu" / "job-2.record.json")
-    os.utime(old, (1, 1))
-    assert gate(tmp_path, "--required", "cpu")[0].returncode == 0
+def test_gate_takes_the_latest_attempt_of_a_retried_job(tmp_path):
+    """By the records' retry counts: the first attempt's file is the newer download
+    and its name sorts last, and the two records started within one second."""
+    for job, retry_count, outcomes in [("job-b", 0, {FIRST: "failed"}), ("job-a", 1, None)]:
+        path = write_record(tmp_path / "results" / "cpu" / f"{job}.record.json", outcomes)
+        record = json.loads(path.read_text())
+        record["provenance"]["ci"] = {"provider": "buildkite", "retry_count": retry_count}
+        path.write_text(json.dumps(record))
+    os.utime(tmp_path / "results" / "cpu" / "job-b.record.json", (2_000_000_000, 2_000_000_000))
+    result, _, _ = gate(tmp_path, "--required", "cpu")
+    assert result.returncode == 0, result.stdout
+    assert "not used: job-b.record.json" in result.stdout
