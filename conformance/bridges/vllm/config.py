@@ -14,11 +14,9 @@ into the kit's config and reported as the plugin's change (``config_changes``), 
 from __future__ import annotations
 
 import atexit
-import concurrent.futures
 import contextlib
 import functools
 import json
-import multiprocessing
 import os
 import shutil
 import tempfile
@@ -27,6 +25,7 @@ from pathlib import Path
 
 import torch
 
+from conformance.bridges.vllm.child_process import ChildProcess
 from conformance.bridges.vllm.config_changes import recording_hook
 from conformance.reference_engine.models.config import get_model_config, to_hf_config
 
@@ -36,11 +35,8 @@ class VllmEnvironmentWarning(UserWarning):
 
 
 @functools.cache
-def _child() -> concurrent.futures.ProcessPoolExecutor:
-    pool = concurrent.futures.ProcessPoolExecutor(
-        1, mp_context=multiprocessing.get_context("spawn"))
-    atexit.register(pool.shutdown, cancel_futures=True)
-    return pool
+def _child() -> ChildProcess:
+    return ChildProcess("vllm-config")
 
 
 class VllmConfigChangeWarning(UserWarning):
@@ -57,7 +53,11 @@ def check_and_update_in_child(platform_name: str, config) -> None:
                "kv_cache_dtype": config.kv_cache_dtype, "block_size": config.block_size,
                "tensor_parallel_size": config.tensor_parallel_size,
                "quantization": config.quantization, "max_model_len": config.max_model_len}
-    answer = _child().submit(_build_in_child, platform_name, request).result()
+    try:
+        answer = _child().call(_build_in_child, platform_name, request)
+    except BaseException:
+        _child.cache_clear()  # killed: the next call starts another
+        raise
     if answer["environment"]:
         changes = ", ".join(f"{k}={v!r}" for k, v in sorted(answer["environment"].items()))
         warnings.warn(VllmEnvironmentWarning(

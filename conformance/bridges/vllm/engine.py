@@ -15,7 +15,9 @@ suite's own rules. Only vLLM's offline API is used: ``LLM``, ``SamplingParams``,
   worker replaces ``torch.set_num_threads`` process-wide, and vLLM keeps process-wide
   state (its current config, its distributed groups): none of that may reach the
   kit's process, where the reference engine and the next tests run. The process ends
-  with ``shutdown()``, and vLLM's exit handlers stop whatever it started.
+  with ``shutdown()``, and vLLM's exit handlers stop whatever it started; a test's
+  timeout or Ctrl-C while it starts or generates kills it at once, and it dies with
+  the kit's process (``child_process``).
 - What the engine runs with is checked against what the suite asked for: a dtype,
   block size or tensor-parallel size the plugin's ``check_and_update_config`` changed
   fails the test that asked, naming the change (``config_changes``).
@@ -23,13 +25,10 @@ suite's own rules. Only vLLM's offline API is used: ``LLM``, ``SamplingParams``,
 
 from __future__ import annotations
 
-import concurrent.futures
 import dataclasses
 import functools
-import multiprocessing
-import os
-import weakref
 
+from conformance.bridges.vllm.child_process import ChildProcess
 from conformance.bridges.vllm.config import folder_removed_at_exit, write_model_config
 from conformance.bridges.vllm.config_changes import ConfigChange, recording_hook, refuse_changed
 from conformance.bridges.vllm.errors import plugin_label
@@ -116,13 +115,11 @@ class VllmLLM:
             # The kit's logprobs are those of the model's raw distribution (vLLM's default).
             logprobs_mode="raw_logprobs",
         )
-        self._process = concurrent.futures.ProcessPoolExecutor(
-            1, mp_context=multiprocessing.get_context("spawn"), initializer=_set_environment)
-        self._finalizer = weakref.finalize(self, self._process.shutdown, cancel_futures=True)
+        self._process = ChildProcess("vllm-engine", CHILD_ENVIRONMENT)
         try:
-            self._process.submit(_start_engine, platform.__qualname__, engine_args).result()
+            self._process.call(_start_engine, platform.__qualname__, engine_args)
         except BaseException:
-            self.shutdown()
+            self._process.kill()  # a timeout, Ctrl-C or a refusal: nothing to wait for
             raise
 
     def generate(self, prompts: dict | list[dict], sampling_params: SamplingParams | list[SamplingParams] | None = None,
@@ -140,14 +137,14 @@ class VllmLLM:
             except ValueError as exc:
                 raise ValueError(f"prompt {i}: {exc}") from None
             token_ids.append(list(prompt["prompt_token_ids"]))
-        completions = self._process.submit(_generate, token_ids, params, use_tqdm).result()
+        completions = self._process.call(_generate, token_ids, params, use_tqdm)
         return [RequestOutput(str(i), None, prompt, [_completion(completion)], True)
                 for i, (prompt, completion) in enumerate(zip(token_ids, completions))]
 
     def shutdown(self) -> None:
         """End the engine's process (also done when the object is collected, or at
         exit). Idempotent."""
-        self._finalizer()
+        self._process.stop()
 
 
 def _completion(completion: dict) -> CompletionOutput:
@@ -162,10 +159,6 @@ def _completion(completion: dict) -> CompletionOutput:
 
 # -- in the engine's process ---------------------------------------------------------
 _engine = None  # this process's vllm.LLM
-
-
-def _set_environment() -> None:
-    os.environ.update(CHILD_ENVIRONMENT)  # before anything imports vLLM here
 
 
 def _start_engine(platform_name: str, engine_args: dict) -> None:
