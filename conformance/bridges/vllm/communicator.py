@@ -21,6 +21,7 @@ import uuid
 import torch
 import torch.distributed as dist
 
+from conformance.bridges.vllm.errors import VllmPluginError, plugin_label
 from conformance.contract.communicator import DeviceCommunicatorBase
 
 
@@ -41,7 +42,7 @@ class VllmCommunicator(DeviceCommunicatorBase):
         device_group = (cpu_group if current_platform.dist_backend == "gloo"
                         else dist.new_group(ranks, backend=current_platform.dist_backend))
         _agree_on_dist_ident(cpu_group)
-        vllm_class = pkgutil.resolve_name(current_platform.get_device_communicator_cls())
+        vllm_class = vllm_communicator_class(current_platform.get_device_communicator_cls())
         self.vllm = vllm_class(cpu_group=cpu_group, device=device, device_group=device_group,
                                unique_name="tp:0")
         self.cpu_group = cpu_group
@@ -90,6 +91,17 @@ class VllmCommunicator(DeviceCommunicatorBase):
         self.vllm.destroy()
         if self._owns_world:
             dist.destroy_process_group()
+
+
+def vllm_communicator_class(qualname: str) -> type:
+    """vLLM's communicator class ``qualname``, imported as vLLM's ``GroupCoordinator``
+    imports it; a name that does not import is the plugin's error, named by it."""
+    try:
+        return pkgutil.resolve_name(qualname)
+    except Exception as exc:
+        raise VllmPluginError(
+            f"vLLM platform plugin {plugin_label()}: get_device_communicator_cls names "
+            f"{qualname!r}, which does not import: {type(exc).__name__}: {exc}") from exc
 
 
 def _agree_on_dist_ident(group: dist.ProcessGroup) -> None:

@@ -16,7 +16,7 @@ from typing import ClassVar
 
 import torch
 
-from conformance.bridges.vllm import attention
+from conformance.bridges.vllm import attention, communicator
 from conformance.bridges.vllm import config as child_config
 from conformance.bridges.vllm.capabilities import derive_capabilities, selector_config
 from conformance.bridges.vllm.errors import VllmInterfaceGap
@@ -155,8 +155,9 @@ class VllmBridgedPlatform(Platform):
 
     @classmethod
     def get_device_communicator_cls(cls) -> str:
-        cls._vllm("get_device_communicator_cls", returns=str)  # vLLM's must answer
-        return "conformance.bridges.vllm.communicator.VllmCommunicator"
+        # vLLM's must name a class that imports; the kit's drives it in every rank.
+        communicator.vllm_communicator_class(cls._vllm("get_device_communicator_cls", returns=str))
+        return f"{communicator.__name__}.VllmCommunicator"
 
     @classmethod
     def engine_cls(cls) -> str:
