@@ -232,11 +232,12 @@ def _judge(record: dict, path: str | Path, now: datetime.datetime) -> Verdict:
                            f"({_first(missing)}): a partial run proves only part")
         return Verdict(NOT_CONFORMANT,
                        f"NOT CONFORMANT: {who}: {'; '.join(reasons)}; tests: {summary}"
-                       f"{stricter}{_unverified(record)}")
+                       f"{stricter}{_unverified(record)}{_config_changes(record)}")
     return Verdict(
         CONFORMANT,
         f"CONFORMANT: {who} on {record['provenance']['device']['name']}: "
-        f"{len(record['contracts'])} contracts; tests: {summary}{stricter}{_unverified(record)}",
+        f"{len(record['contracts'])} contracts; tests: {summary}{stricter}{_unverified(record)}"
+        f"{_config_changes(record)}",
     )
 
 
@@ -264,6 +265,15 @@ def _unverified(record: dict) -> str:
     if not unexercised:
         return ""
     return f"; unverified (declared, exercised by no test): {_first(unexercised)}"
+
+
+def _config_changes(record: dict) -> str:
+    """What a bridged plugin's config hook changed of the kit's requests: the tests
+    it failed say so one by one, the verdict says it once."""
+    changes = record["provenance"]["plugin"].get("bridge", {}).get("config_changes", [])
+    if not changes:
+        return ""
+    return f"; the plugin's config hook changes the kit's requests: {len(changes)} ({_first(changes, shown=3)})"
 
 
 def _first(ids: list[str], contracts: dict | None = None, shown: int = 5) -> str:

@@ -63,6 +63,22 @@ def test_profile_failure_decides_the_verdict(bridged_writer):
     assert verdict.exit_code == NOT_CONFORMANT and "communicator.reduce_scatter.dims: failed" in verdict.line
 
 
+def test_the_verdict_names_the_plugin_s_config_changes(tmp_path):
+    """A bridged record whose plugin's hook changed the kit's requests: the verdict
+    says so once, with the first changes."""
+    changes = [f"float32, blocks of {size}, KV-cache dtype 'auto': model_config.dtype torch.float32 -> "
+               "torch.bfloat16" for size in (32, 64, 128, 256)]
+    entry = dataclasses.replace(find_plugin("cpu"), name="vllm:dtype_hook", bridge={
+        "interface": "vllm", "version": "0.32.0", "supported_versions": ">=0.32.0,<0.33",
+        "profile": "vllm", "config_changes": changes})
+    writer = RecordWriter(tmp_path / "r.json", collect_provenance(entry, load_platform("cpu"), ["pytest"]))
+    _write(writer, lambda c: "failed" if c == "engine.generate.fp32_greedy" else "passed")
+    verdict = verify_record(writer.path)
+    assert verdict.exit_code == NOT_CONFORMANT, verdict.line
+    assert (f"; the plugin's config hook changes the kit's requests: 4 ({', '.join(changes[:3])} and 1 more)"
+            in verdict.line)
+
+
 def test_unknown_profile_is_invalid(bridged_writer):
     _write(bridged_writer, lambda c: "passed")
     record = json.loads(bridged_writer.path.read_text())
