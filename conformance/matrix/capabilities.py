@@ -4,9 +4,10 @@ it working.
 Which contracts exercised a declared value is the record's own account
 (``capability_coverage``, written from what each test computed with), not a table
 kept here. A value is "verified" only when every contract that exercised it passed
-in a complete record; a failing, waived or unexpectedly unsupported one makes it
-"failing", naming the contract; a value no test exercised, or one judged by a run
-that did not finish, stays "unverified".
+in a complete record; a failing or unexpectedly unsupported one makes it "failing",
+naming the contract; a waived one (and none failing) makes it "waived", which is not
+failing and not verified; a value no test exercised, or one judged by a run that did
+not finish, stays "unverified".
 """
 
 from __future__ import annotations
@@ -38,23 +39,29 @@ def _exercising(record: Accepted, kind: str, value: str) -> list[str] | None:
     return [c for c in contracts if isinstance(c, str)] if isinstance(contracts, list) else []
 
 
-def _judge(record: Accepted, kind: str, value: str) -> CapabilityCell:
+def _judge(record: Accepted, column: Column, kind: str, value: str) -> CapabilityCell:
+    """Judged by the column's cells, which count an expired waiver as failed."""
     contracts = _exercising(record, kind, value)
     if contracts is None:
         return CapabilityCell("unverified", "the record lists no capability coverage")
     if not contracts:
         return CapabilityCell("unverified", "declared, but no test exercised it")
-    results = record.data["contracts"]
-    outcomes = {c: results.get(c, {}).get("outcome") for c in contracts}
-    failing = [f"{c}: {outcome}" for c, outcome in outcomes.items() if outcome not in ("passed", "skipped")]
+    outcomes = {c: column.cells[c].outcome if c in column.cells else "not_run" for c in contracts}
+    failing = [f"{c}: {outcome}" for c, outcome in outcomes.items()
+               if outcome not in ("passed", "not_run", "waived")]
     if failing:
         return CapabilityCell("failing", "; ".join(failing))
+    waived = [c for c, outcome in outcomes.items() if outcome == "waived"]
+    if waived:
+        return CapabilityCell("waived", f"waived: {', '.join(waived)}; "
+                                        f"{sum(o == 'passed' for o in outcomes.values())} of {len(contracts)} passed")
     passed = sum(outcome == "passed" for outcome in outcomes.values())
     if not record.data.get("complete"):
         return CapabilityCell("unverified", f"the run did not finish ({passed} contracts passed before it stopped)")
     if passed < len(contracts):
-        return CapabilityCell("unverified", "skipped: " + ", ".join(c for c, o in outcomes.items() if o != "passed"))
-    return CapabilityCell("verified", f"{len(contracts)} contract{'s' * (len(contracts) != 1)} passed")
+        return CapabilityCell("unverified", "not run: " + ", ".join(c for c, o in outcomes.items() if o != "passed"))
+    return CapabilityCell("verified", f"{len(contracts)} contract{'s' * (len(contracts) != 1)} "
+                                      "computed with it, all passed")
 
 
 def capability_rows(columns: list[Column], records: list[Accepted]) -> list[CapabilityRow]:
@@ -66,7 +73,7 @@ def capability_rows(columns: list[Column], records: list[Accepted]) -> list[Capa
         values = sorted({v for d in declarations for v in d.get(kind, ())},
                         key=lambda v: (not v.isdigit(), int(v) if v.isdigit() else 0, v))
         for value in values:
-            cells = {column.id: _judge(record, kind, value) if value in declaration.get(kind, ())
+            cells = {column.id: _judge(record, column, kind, value) if value in declaration.get(kind, ())
                      else CapabilityCell("not_declared", "")
                      for column, record, declaration in zip(columns, records, declarations)}
             if (kind, value) == ("features", "tensor_parallel"):

@@ -112,14 +112,15 @@ def run(args: argparse.Namespace) -> int:
 
 def _check(args: argparse.Namespace) -> int:
     from conformance.matrix.check import check_submissions
+    from conformance.matrix.presentation import plural
 
     count, problems = check_submissions(args.folder, args.allow_unreleased)
     for problem in problems:
         print(f"conformance matrix check: {problem}", file=sys.stderr)
     if problems:
-        print(f"{len(problems)} problems in {count} submitted records")
+        print(f"{plural(len(problems), 'problem')} in {plural(count, 'submitted record')}")
         return 1
-    print(f"{count} submitted records verified; the site builds")
+    print(f"{plural(count, 'submitted record')} verified; the site builds")
     return 0
 
 

@@ -14,13 +14,14 @@ import hashlib
 import re
 from collections import Counter
 
+from conformance.matrix import drilldown
 from conformance.matrix.kits import version_key
 from conformance.matrix.links import safe_link
-from conformance.matrix.model import Cell, Column, Contract, Waiver
+from conformance.matrix.model import Cell, Column, Contract, SuiteCount, Waiver
 from conformance.matrix.performance import performance_of
 from conformance.matrix.sources import Accepted
 from conformance.results import waivers
-from conformance.results.outcomes import CELL_OUTCOMES
+from conformance.results.outcomes import CELL_OUTCOMES, FAILING
 
 
 def column_id(distribution: str, plugin: str, device: str) -> str:
@@ -29,10 +30,6 @@ def column_id(distribution: str, plugin: str, device: str) -> str:
     slug = re.sub(r"[^a-z0-9]+", "-", f"{plugin} {device}".lower()).strip("-")[:40]
     digest = hashlib.sha256(f"{distribution}\0{plugin}\0{device}".encode()).hexdigest()[:8]
     return f"{slug or 'platform'}-{digest}"
-
-
-def _first_line(text: str) -> str:
-    return text.strip().splitlines()[0][:300] if text.strip() else ""
 
 
 def cell(contract: str, record: dict, tests: list[dict], regressed_since: str | None,
@@ -44,8 +41,9 @@ def cell(contract: str, record: dict, tests: list[dict], regressed_since: str | 
     outcome = entry["outcome"]
     telling = next(t for t in tests if t["outcome"] == outcome)
     duration = sum(t["duration"] for t in tests)
+    runs = drilldown.test_runs(tests)
     if outcome == "skipped":
-        return Cell("not_run", _first_line(f"skipped: {telling['message']}"), duration)
+        return Cell("not_run", drilldown.assertion(f"skipped: {telling['message']}"), duration, tests=runs)
     waiver = None
     if outcome == "waived":
         waived = waivers.parse_waived(telling["message"])
@@ -54,8 +52,8 @@ def cell(contract: str, record: dict, tests: list[dict], regressed_since: str | 
                   else Waiver(telling["message"], None))
         if waiver.expired:
             outcome = "failed"
-    return Cell(outcome, _first_line(telling["message"]), duration, waiver,
-                regressed_since, flaky)
+    return Cell(outcome, drilldown.assertion(telling["message"]), duration, waiver,
+                regressed_since, flaky, runs)
 
 
 def staleness(record: Accepted, now: datetime.datetime, stale_days: int,
@@ -83,6 +81,8 @@ def build_column(record: Accepted, contracts: list[Contract], record_href: str,
     counts = Counter(c.outcome for c in cells.values())
     ran = sum(1 for c in cells.values() if c.outcome != "not_run")
     plugin, host = provenance["plugin"], provenance["host"]
+    device_type = str(provenance["device"]["type"])
+    kind, note = device_kind(device_type, plugin.get("bridge"))
     return Column(
         id=column_id(*record.line),
         plugin=plugin["name"],
@@ -90,6 +90,9 @@ def build_column(record: Accepted, contracts: list[Contract], record_href: str,
         plugin_version=plugin["version"],
         bridged=_bridged(plugin.get("bridge"), provenance.get("mustpass_profile")),
         device=provenance["device"]["name"],
+        device_type=device_type,
+        device_kind=kind,
+        device_note=note,
         kit_version=provenance["kit_version"],
         contract_version=provenance["contract_version"],
         date=provenance["started_at"],
@@ -104,9 +107,33 @@ def build_column(record: Accepted, contracts: list[Contract], record_href: str,
         partial=None if data["complete"] else f"partial ({ran} of {len(contracts)} contracts)",
         stale=stale,
         counts={o: counts[o] for o in CELL_OUTCOMES if counts[o]},
+        suites=suite_counts(contracts, cells),
         cells=cells,
         performance=performance_of(data),
     )
+
+
+def device_kind(device_type: str, bridge: dict | None) -> tuple[str, str]:
+    """What computes the column's results, as a kind and in words: a plugin whose
+    torch device type is ``cpu`` runs on the host's processor, so a record of an
+    "NPU" plugin of that type is an emulation, not the hardware."""
+    if bridge is not None:
+        return "bridged", (f"another engine's plugin ({bridge['interface']} {bridge['version']}) "
+                           f"run through the kit's bridge, on torch device type {device_type}")
+    if device_type == "cpu":
+        return "host_cpu", ("computes on the host CPU (torch device type cpu): "
+                            "host-emulated unless the device is a CPU")
+    return "device", f"computes on its device (torch device type {device_type})"
+
+
+def suite_counts(contracts: list[Contract], cells: dict[str, Cell]) -> list[SuiteCount]:
+    counts: dict[str, list[int]] = {}
+    for contract in contracts:
+        tally = counts.setdefault(contract.suite, [0, 0, 0])
+        outcome = cells[contract.id].outcome
+        tally[0 if outcome == "passed" else 1 if outcome in FAILING else 2] += 1
+    return [SuiteCount(suite, passed, failing, other, passed + failing + other)
+            for suite, (passed, failing, other) in counts.items()]
 
 
 def _bridged(bridge: dict | None, profile: str | None) -> str | None:

@@ -8,8 +8,10 @@ so older records are listed but never diffed. A record that did not run a contra
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
+from conformance.matrix.links import safe_link
 from conformance.matrix.model import History, Run, Transition
 from conformance.matrix.sources import Accepted
 from conformance.results.outcomes import FAILING
@@ -31,15 +33,21 @@ def _sequence(records: list[Accepted], contract: str) -> list[tuple[Accepted, st
     return [(r, o) for r in records if (o := outcome_of(r, contract)) is not None]
 
 
-def transitions(records: list[Accepted], contracts: list[str], href: dict[Path, str]) -> list[Transition]:
+#: A record and a contract -> the line that says why it ended as it did there.
+MessageOf = Callable[[Accepted, str], str]
+
+
+def transitions(records: list[Accepted], contracts: list[str], href: dict[Path, str],
+                message_of: MessageOf) -> list[Transition]:
     """Every change of a contract's outcome between consecutive records, newest first."""
     changes = []
     for contract in contracts:
         sequence = _sequence(records, contract)
         for (_, before), (record, after) in zip(sequence, sequence[1:]):
             if before != after:
-                changes.append(Transition(contract, before, after,
-                                          record.provenance["started_at"], href[record.path]))
+                message = "" if after == "passed" else message_of(record, contract)
+                changes.append(Transition(contract, before, after, record.provenance["started_at"],
+                                          href[record.path], message))
     return sorted(changes, key=lambda t: (t.date, t.contract), reverse=True)
 
 
@@ -70,17 +78,20 @@ def _kind(outcome: str) -> str:
 
 
 def build_history(column: str, records: list[Accepted], contracts: list[str],
-                  href: dict[Path, str], window: int) -> History:
+                  href: dict[Path, str], window: int, message_of: MessageOf) -> History:
     """``records`` oldest first; transitions and flakes over the last ``window``
     records of the newest record's contract version."""
     diffed = compared(records)[-window:]
     diffed_paths = {r.path for r in diffed}
-    runs = [Run(date=r.provenance["started_at"], kit_version=r.provenance["kit_version"],
+    runs = [Run(id=r.digest[:12], date=r.provenance["started_at"],
+                plugin_version=r.provenance["plugin"]["version"],
+                kit_version=r.provenance["kit_version"],
                 contract_version=r.provenance["contract_version"], verdict=r.verdict,
                 trust=r.trust.label(),
                 counts=dict(r.data["summary"]), record=href[r.path],
+                ci_build=safe_link((r.provenance.get("ci") or {}).get("build_url")),
                 compared=r.path in diffed_paths)
             for r in reversed(records)]
     _, plugin, device = records[-1].line
-    return History(column, plugin, device, runs, transitions(diffed, contracts, href),
+    return History(column, plugin, device, runs, transitions(diffed, contracts, href, message_of),
                    flaky(diffed, contracts))

@@ -212,6 +212,22 @@ class RecordIndex:
         """Every contract id an indexed record names."""
         return {row[0] for row in self.db.execute("SELECT DISTINCT contract FROM contract_outcomes")}
 
+    def outcomes(self, digests: list[str]) -> dict[str, dict[str, str]]:
+        """Each record's contract outcomes, by digest."""
+        found: dict[str, dict[str, str]] = {d: {} for d in digests}
+        for chunk in _chunks(digests):
+            marks = ", ".join("?" * len(chunk))
+            for digest, contract, outcome in self.db.execute(
+                    f"SELECT digest, contract, outcome FROM contract_outcomes WHERE digest IN ({marks})", chunk):
+                found[digest][contract] = outcome
+        return found
+
+    def message(self, digest: str, contract: str, outcome: str) -> str:
+        """The message of the record's first test of ``contract`` that ended ``outcome``."""
+        row = self.db.execute("SELECT message FROM tests WHERE digest = ? AND contract = ? AND outcome = ?"
+                              " ORDER BY position", (digest, contract, outcome)).fetchone()
+        return row[0] if row else ""
+
     def load(self, records: list[Accepted], with_tests: Iterable[str] = ()) -> None:
         """Fill in ``records``' contract outcomes, and the tests of those whose digest
         is in ``with_tests`` (the records whose cells a page shows)."""

@@ -20,13 +20,28 @@ class Waiver:
 
 
 @dataclasses.dataclass(frozen=True)
+class TestRun:
+    """One test of a contract in the record a column shows: the drill-down."""
+
+    nodeid: str
+    outcome: str
+    duration: float
+    #: The message's first line that states what failed, not a line of context
+    #: ("call 1 of 7 (3 requests, ...):" introduces it): see ``drilldown.assertion``.
+    assertion: str
+    message: str  # the whole message, cut to ``drilldown.MESSAGE_LIMIT`` characters
+    reproducer: str | None  # the command or decorator that reruns a generated case
+
+
+@dataclasses.dataclass(frozen=True)
 class Cell:
     outcome: str
-    message: str  # the first line of the telling test's message
+    message: str  # the telling test's assertion line (``TestRun.assertion``)
     duration: float | None  # seconds, summed over the contract's tests
     waiver: Waiver | None = None
     regressed_since: str | None = None  # date of the previous record, where it passed
     flaky: bool = False
+    tests: list[TestRun] = dataclasses.field(default_factory=list)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -54,6 +69,17 @@ class Performance:
 
 
 @dataclasses.dataclass(frozen=True)
+class SuiteCount:
+    """A column's contracts of one suite, by how they ended."""
+
+    suite: str
+    passed: int
+    failing: int  # failed, error, crashed, timed out, or an expired waiver
+    other: int  # not supported, waived, not run
+    total: int
+
+
+@dataclasses.dataclass(frozen=True)
 class Column:
     """One platform line (plugin + device), shown by its newest record."""
 
@@ -65,6 +91,11 @@ class Column:
     #: written for another engine's interface and run through a bridge; else None.
     bridged: str | None
     device: str
+    device_type: str  # the torch device type the plugin computes on
+    #: "host_cpu" (computes on the host's CPU: an emulation unless the device is a
+    #: CPU), "bridged" (another engine's plugin, through a bridge) or "device".
+    device_kind: str
+    device_note: str  # the kind in words, as every column says it
     kit_version: str
     contract_version: str
     date: str
@@ -83,6 +114,7 @@ class Column:
     partial: str | None  # "partial (N of M contracts)" for an incomplete record
     stale: str | None  # "last verified DATE on kit VERSION" when the stale rule says so
     counts: dict[str, int]  # cells per outcome, over the grid's rows
+    suites: list[SuiteCount]
     cells: dict[str, Cell]
     performance: Performance | None
 
@@ -103,13 +135,16 @@ class CapabilityRow:
 
 @dataclasses.dataclass(frozen=True)
 class Run:
+    id: str  # the record's digest, shortened: names the run in a diff
     date: str
+    plugin_version: str
     kit_version: str
     contract_version: str
     verdict: str
     trust: str  # who vouches for the record, in words: "signed by acme", "self-reported"
     counts: dict[str, int]  # test outcomes, as the record's summary
     record: str
+    ci_build: str | None  # an http(s) link, or None
     compared: bool  # of the newest record's contract version, so diffed in history
 
 
@@ -120,6 +155,7 @@ class Transition:
     after: str
     date: str
     record: str
+    message: str  # the assertion line of the record it changed in ("" when it passed)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -136,6 +172,28 @@ class History:
 class Rejection:
     path: str
     reason: str
+
+
+@dataclasses.dataclass(frozen=True)
+class OverviewCell:
+    text: str
+    sort: str | float  # what the column sorts by: text in natural order, or a number
+    detail: str = ""  # a second, smaller line
+    css: str = ""  # classes for the second channel (colour, border): never the only one
+
+
+@dataclasses.dataclass(frozen=True)
+class OverviewHeading:
+    key: str
+    heading: str
+    explanation: str
+
+
+@dataclasses.dataclass(frozen=True)
+class OverviewRow:
+    column: str  # the platform line's column id
+    cells: dict[str, OverviewCell]  # by OverviewHeading.key
+    failing_suites: list[str]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -158,6 +216,8 @@ class Matrix:
     unreleased_note: str | None
     window: int  # comparable records that history, regressions and flakes look at
     contracts: list[Contract]  # the grid's rows, grouped by suite, mustpass order first
+    overview_columns: list[OverviewHeading]
+    overview: list[OverviewRow]  # one per column, in the columns' order
     columns: list[Column]
     capabilities: list[CapabilityRow]
     histories: list[History]

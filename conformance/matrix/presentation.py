@@ -7,6 +7,8 @@ worst first.
 
 from __future__ import annotations
 
+import re
+
 from conformance.results import outcomes
 
 GLYPHS = {str(outcome): glyph for outcome, glyph in outcomes.GLYPHS.items()}
@@ -15,9 +17,22 @@ WORDS = {outcome: outcome.replace("_", " ") for outcome in GLYPHS}
 
 SEVERITY = {outcome: rank for rank, outcome in enumerate(outcomes.SEVERITY)}
 
-CAPABILITY_GLYPHS = {"verified": "✔", "failing": "✘", "unverified": "∅", "not_declared": "·"}
+CAPABILITY_GLYPHS = {"verified": "✔", "failing": "✘", "waived": "◐", "unverified": "∅", "not_declared": "·"}
 CAPABILITY_WORDS = {"verified": "declared and verified", "failing": "declared but failing",
-                    "unverified": "declared, not verified", "not_declared": "not declared"}
+                    "waived": "declared, waived", "unverified": "declared, not verified",
+                    "not_declared": "not declared"}
+#: What each state means and what its count counts, for the pages' explanations.
+CAPABILITY_EXPLANATIONS = {
+    "verified": "every contract that computed with the value passed in a complete record; "
+                "the count is of those contracts",
+    "failing": "a contract that computed with the value failed, errored, crashed, timed out or refused "
+               "it as not supported; the contracts are named",
+    "waived": "no contract that computed with the value failed, but one is waived by the plugin's "
+              "expectations file: known not to work, with a reason and a link",
+    "unverified": "declared, but no test computed with it, the record lists no coverage, the run did "
+                  "not finish, or its contracts were skipped",
+    "not_declared": "the plugin does not declare the value",
+}
 
 
 def status(outcome: str) -> str:
@@ -42,3 +57,10 @@ def figure(value: float) -> str:
 def plural(count: int, noun: str) -> str:
     """"1 record", "2 records": the pages count things people read."""
     return f"{count:,} {noun}{'' if count == 1 else 's'}"
+
+
+def natural_key(text: str) -> list:
+    """Sorts "vendor2" before "vendor10": digit runs compare as numbers, the rest
+    case-insensitively (the page's script sorts the same way, with Intl.Collator)."""
+    return [(0, int(part), "") if part.isdigit() else (1, 0, part.casefold())
+            for part in re.split(r"(\d+)", text) if part]

@@ -1,4 +1,6 @@
-"""``matrix.md``: the grid as a Markdown table, for docs pages and CI annotations.
+"""``matrix.md``: the overview as a Markdown table, then each platform's contracts that
+did not pass, for docs pages and CI annotations (a grid of hundreds of platforms is
+no table anyone reads in Markdown; the HTML pages hold it).
 
 tabulate escapes nothing in its Markdown formats, so cells are escaped here: a
 record's text can hold ``|`` (which would split the row), backticks, brackets (a
@@ -26,22 +28,6 @@ def _row(cells: list[str]) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
-def _header(column: Column) -> str:
-    parts = [f"**{escape(column.plugin)}** on {escape(column.device)}",
-             escape(f"{column.distribution} {column.plugin_version}"),
-             *([escape(column.bridged)] if column.bridged else []),
-             escape(f"kit {column.kit_version}, contract {column.contract_version}"),
-             escape(presentation.day(column.date)), escape(column.verdict),
-             escape(column.trust_label)]
-    if column.unreleased:
-        parts.append("⚠ unreleased kit: " + escape(column.unreleased))
-    if column.partial:
-        parts.append(escape(column.partial))
-    if column.stale:
-        parts.append("⚑ stale: " + escape(column.stale))
-    return "<br>".join(parts)
-
-
 def _cell(column: Column, contract: str) -> str:
     cell = column.cells[contract]
     text = presentation.status(cell.outcome)
@@ -60,17 +46,22 @@ def render_markdown(matrix: Matrix) -> str:
     if matrix.unreleased_note:
         lines += ["**⚠ Unreleased kits.** " + escape(matrix.unreleased_note), ""]
     if matrix.rejected:
-        lines += [f"**{len(matrix.rejected)} records rejected:**", ""]
+        lines += [f"**{presentation.plural(len(matrix.rejected), 'record')} rejected:**", ""]
         lines += [f"- {escape(r.path)}: {escape(r.reason)}" for r in matrix.rejected]
         lines.append("")
     if not matrix.columns:
         lines += ["No record was accepted: there is nothing to show.", ""]
         return "\n".join(lines)
-    lines.append(_row(["contract", *(_header(c) for c in matrix.columns)]))
-    lines.append(_row(["---"] * (len(matrix.columns) + 1)))
-    lines.append(_row(["**counts**", *(escape(", ".join(f"{n} {presentation.WORDS[o]}"
-                                                        for o, n in c.counts.items()))
-                                       for c in matrix.columns)]))
-    for contract in matrix.contracts:
-        lines.append(_row([escape(contract.id), *(_cell(c, contract.id) for c in matrix.columns)]))
+    fields = matrix.overview_columns
+    lines.append(_row([escape(f.heading) for f in fields]))
+    lines.append(_row(["---"] * len(fields)))
+    for row in matrix.overview:
+        lines.append(_row([escape(" — ".join(filter(None, (row.cells[f.key].text, row.cells[f.key].detail))))
+                           for f in fields]))
+    lines += ["", "## Contracts not passed", ""]
+    for column in matrix.columns:
+        not_passed = [c.id for c in matrix.contracts if column.cells[c.id].outcome != "passed"]
+        heading = escape(f"{column.plugin} on {column.device} ({column.distribution} {column.plugin_version})")
+        lines.append(f"- **{heading}**: " + ("every contract passed" if not not_passed else
+                     "; ".join(f"{escape(c)} {_cell(column, c)}" for c in not_passed)))
     return "\n".join(lines) + "\n"

@@ -19,11 +19,12 @@ from importlib import resources
 from pathlib import Path
 
 from conformance.matrix.build import GENERATOR, Built
+from conformance.matrix.diff_data import runs_script
 from conformance.matrix.model import Matrix
 from conformance.matrix.render_html import render_pages
 from conformance.matrix.render_markdown import render_markdown
 
-STATIC_FILES = ("matrix.css", "matrix.js")
+STATIC_FILES = ("matrix.css", "matrix.js", "diff.js")
 
 
 class SiteError(Exception):
@@ -39,6 +40,8 @@ def site_files(built: Built) -> dict[str, str | bytes]:
     files: dict[str, str | bytes] = dict(render_pages(built.matrix))
     files["matrix.md"] = render_markdown(built.matrix)
     files["matrix.json"] = matrix_json(built.matrix)
+    for history in built.matrix.histories:
+        files[f"platforms/{history.column}.runs.js"] = runs_script(history, built.run_outcomes[history.column])
     static = resources.files("conformance.matrix") / "static"
     for name in STATIC_FILES:
         files[f"static/{name}"] = (static / name).read_bytes()

@@ -27,7 +27,7 @@ def site(tmp_path_factory, kits):
 
 
 def pages(site):
-    return [site / "index.html", site / "contracts.html", *sorted((site / "platforms").iterdir())]
+    return sorted(site.rglob("*.html"))
 
 
 def test_no_record_text_reaches_html_as_markup(site):
@@ -40,8 +40,20 @@ def test_no_record_text_reaches_html_as_markup(site):
         assert [e for e in elements if e[0] == "script"] == [("script", {"src": e[1]["src"], "defer": None})
                                                             for e in elements if e[0] == "script"]
     index = (site / "index.html").read_text(encoding="utf-8")
-    assert "&lt;img src=x onerror=alert(1)&gt;" in index
     assert "&#34;&gt;&lt;script&gt;alert(5)&lt;/script&gt;" in index
+    platform = next(p for p in pages(site) if "script-alert-5" in p.name).read_text(encoding="utf-8")
+    assert "&lt;img src=x onerror=alert(1)&gt;" in platform
+
+
+def test_the_diff_pages_data_holds_record_text_as_escaped_json(site):
+    scripts = sorted((site / "platforms").glob("*.runs.js"))
+    assert len(scripts) == len(list((site / "platforms").glob("*.html")))
+    for script in scripts:
+        text = script.read_text(encoding="utf-8")
+        assert "<" not in text and ">" not in text and "&" not in text, script.name
+        assert text.isascii()
+    hostile = next(s for s in scripts if "script-alert-5" in s.name).read_text()
+    assert "\\u003cscript\\u003ealert(5)\\u003c/script\\u003e" in hostile
 
 
 def test_only_http_links_leave_the_site_and_they_carry_noopener(site):
@@ -59,9 +71,8 @@ def test_only_http_links_leave_the_site_and_they_carry_noopener(site):
 def test_markdown_escapes_pipes_backticks_brackets_and_html(site):
     markdown = (site / "matrix.md").read_text(encoding="utf-8")
     assert "<script" not in markdown and "<b " not in markdown and "<img" not in markdown
-    header = markdown.splitlines()[next(i for i, line in enumerate(markdown.splitlines())
-                                        if line.startswith("| contract |"))]
-    assert "&quot;" in header or "&gt;&lt;script&gt;" in header
-    assert "1 \\| \\`2\\`" in header  # the version's pipe and backticks stay text
-    assert header.count(" | ") == len([c for c in header.split(" | ")]) - 1
+    row = next(line for line in markdown.splitlines() if line.startswith("| \"&gt;&lt;script&gt;"))
+    assert "1 \\| \\`2\\`" in row  # the version's pipe and backticks stay text
+    header = next(line for line in markdown.splitlines() if line.startswith("| platform |"))
+    assert row.count(" | ") == header.count(" | ")
     assert "](javascript" not in markdown

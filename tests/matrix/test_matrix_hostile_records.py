@@ -232,7 +232,7 @@ def test_an_empty_records_folder_is_an_error_for_both_commands(tmp_path):
     assert check.returncode == 1
     assert check.stderr == (f"conformance matrix check: {tmp_path / 'records'}: a records folder "
                             "that holds no record (*.json)\n")
-    assert check.stdout == "1 problems in 0 submitted records\n"
+    assert check.stdout == "1 problem in 0 submitted records\n"
 
 
 def test_files_named_like_records_are_named(tmp_path):
