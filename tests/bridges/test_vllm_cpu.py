@@ -7,21 +7,16 @@ Needs vLLM (``pip install 'conformance[vllm]'``); deselected by default, run wit
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-
 import pytest
+from bridged_runs import run_bridged
 
 pytestmark = pytest.mark.requires_vllm
 
 
 def _run(tmp_path, *args: str) -> dict:
-    record = tmp_path / "record.json"
-    subprocess.run([sys.executable, "-m", "pytest", "--platform=vllm:cpu", "-p", "no:cacheprovider",
-                    "-q", f"--conformance-record={record}", *args],
-                   cwd=tmp_path, capture_output=True, text=True, timeout=900)
-    return json.loads(record.read_text())
+    record, run = run_bridged(tmp_path, "cpu", "-q", *args)
+    assert record is not None, run.stdout[-3000:] + run.stderr[-3000:]
+    return record
 
 
 def _by_test(record: dict) -> dict[str, dict]:
@@ -35,8 +30,13 @@ def test_reduce_scatter_along_dim_2_of_3d_tensors_fails(tmp_path):
     tests = _by_test(record)
     broken = tests["test_reduce_scatter_gives_each_rank_its_chunk[world2]"]
     assert broken["outcome"] == "failed"
-    assert "base_device_communicator.py" in broken["message"]
-    assert "assert input_tensor.shape[0] % world_size == 0" in broken["message"]
+    # The kit's call, then vLLM's own assert and where it is.
+    message = broken["message"]
+    call = "vllm.distributed.device_communicators.cpu_communicator.CpuCommunicator.reduce_scatter(a (2, 3, 8) torch."
+    assert call in message and " tensor, dim=2) on rank " in message, message
+    assert " of 2 raised AssertionError" in message
+    assert "base_device_communicator.py" in message
+    assert "assert input_tensor.shape[0] % world_size == 0" in message
     assert tests["test_all_reduce_sums_over_ranks[world2]"]["outcome"] == "passed"
     assert tests["test_all_gather_concatenates_in_rank_order[world2]"]["outcome"] == "passed"
     assert record["provenance"]["plugin"]["bridge"]["interface"] == "vllm"

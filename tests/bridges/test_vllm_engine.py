@@ -9,11 +9,9 @@ Needs vLLM (``pip install 'conformance[vllm]'``); deselected by default, run wit
 from __future__ import annotations
 
 import dataclasses
-import json
-import subprocess
-import sys
 
 import pytest
+from bridged_runs import run_bridged
 
 from conformance.contract.discovery import load_platform
 from conformance.reference_engine.llm import LLM
@@ -30,12 +28,9 @@ MATCHING = ("engine.generate.fp32_greedy", "engine.generate.half_logprobs_close"
 
 @pytest.fixture(scope="module")
 def record(tmp_path_factory) -> dict:
-    folder = tmp_path_factory.mktemp("engine")
-    path = folder / "record.json"
-    subprocess.run([sys.executable, "-m", "pytest", "--platform=vllm:cpu", "--suite", "engine",
-                    "-p", "no:cacheprovider", "-q", f"--conformance-record={path}"],
-                   cwd=folder, capture_output=True, text=True, timeout=1200)
-    return json.loads(path.read_text())
+    record, run = run_bridged(tmp_path_factory.mktemp("engine"), "cpu", "--suite", "engine", "-q")
+    assert record is not None, run.stdout[-3000:] + run.stderr[-3000:]
+    return record
 
 
 def _tests_of(record: dict, contract: str) -> list[dict]:
