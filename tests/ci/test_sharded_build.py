@@ -205,9 +205,11 @@ def test_the_collector_merges_each_devices_shards_and_gates_the_build(build):
         retried = 1 if device == "cpu-a" else 0
         assert attempts == {1: (f"{RUN}-{device}-shard1-retry{retried}", retried),
                             2: (f"{RUN}-{device}-shard2-retry0", 0)}
-        shard_tests = [len(shard_record(store, job.removeprefix(f"{RUN}-"))["tests"])
+        shard_tests = [{test["nodeid"] for test in
+                        shard_record(store, job.removeprefix(f"{RUN}-"))["tests"]}
                        for job, _ in attempts.values()]
-        assert all(shard_tests) and len(merged["tests"]) == sum(shard_tests)
+        assert all(shard_tests) and not set.intersection(*shard_tests)  # each test once
+        assert len(merged["tests"]) == sum(map(len, shard_tests))
         assert (store / "meta-data" / f"conformance-verdict-{device}").read_text() == "not-conformant"
     assert collector == 1  # required devices, not conformant
     gate = (store / "annotations" / "conformance-gate.md").read_text()
@@ -233,12 +235,16 @@ def test_a_cancelled_step_still_annotates_its_verdict(tmp_path, signum, exit_sta
     job = subprocess.Popen(["bash", "-e", "-c", script], cwd=checkout, env=environ,
                            start_new_session=True)
     record = checkout / "results" / "cpu" / f"{RUN}-cancelled.record.json"
-    while not record.exists() and job.poll() is None:  # wait for progress, not a clock
-        time.sleep(0.2)
+    # Mid-run: once the record holds a test (or the run ended too soon to cancel).
+    results = checkout / "results"
+    patience.wait_until(lambda: patience.tests_recorded(record) > 0 or job.poll() is not None,
+                        progress=lambda: (patience.tests_recorded(record), job.poll(),
+                                          sorted(p.name for p in results.rglob("*"))))
     assert job.poll() is None, "the run ended before it could be cancelled"
     os.killpg(job.pid, signum)  # what the agent does on cancel or timeout
     assert job.wait(timeout=patience.scaled(1800)) == exit_status
     assert verify_record(record).exit_code == INCOMPLETE
+    assert patience.tests_recorded(record) > 0  # the tests that ran are kept
     body = (store / "annotations" / "conformance-cpu.md").read_text()
     assert "INCOMPLETE" in body and f"exit status {exit_status}" in body
     assert (store / "meta-data" / "conformance-verdict-cpu").read_text() == "incomplete"
