@@ -1,7 +1,11 @@
-"""Fixtures of the matrix tests: the scenario's records (``scenario.py``) and the
-matrix built from them."""
+"""Fixtures of the matrix tests: the scenario's records (``scenario.py``), the
+matrix built from them, and a headless Chromium. In CI (``CI=true``) a missing
+browser fails the browser tests: they must not pass by being skipped."""
 
 from __future__ import annotations
+
+import os
+from pathlib import Path
 
 import pytest
 from scenario import NOW, OLD_RELEASE, write_scenario
@@ -27,3 +31,28 @@ def scenario(tmp_path_factory, kits):
 @pytest.fixture(scope="session")
 def matrix(scenario):
     return scenario[2].matrix
+
+
+#: Debian's chromium binary (``/usr/bin/chromium`` is a shell wrapper around it).
+CHROMIUM = Path("/usr/lib/chromium/chromium")
+
+
+def _unavailable(reason: str):
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"{reason}: .ci/run installs it, so CI must have it")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not CHROMIUM.is_file():
+        _unavailable(f"no Chromium at {CHROMIUM} (apt-get install chromium)")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _unavailable("Playwright is not installed (pip install -e '.[test]')")
+    with sync_playwright() as playwright:
+        # --no-sandbox: CI runs as root, where Chromium refuses its sandbox.
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
+        yield browser
+        browser.close()

@@ -1,11 +1,8 @@
 """The pages in a real browser: headless Chromium (Debian's package) driven by
-Playwright. In CI (``CI=true``) a missing browser fails the test: it must not pass
-by being skipped."""
+Playwright (the ``browser`` fixture, in ``conftest.py``)."""
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -14,30 +11,6 @@ from scenario import CONTRACTS, HOSTILE, NOW, column, write_scenario
 
 from conformance.matrix.build import build_matrix
 from conformance.matrix.site import write_site
-
-#: Debian's chromium binary (``/usr/bin/chromium`` is a shell wrapper around it).
-CHROMIUM = Path("/usr/lib/chromium/chromium")
-
-
-def _unavailable(reason: str):
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"{reason}: .ci/run installs it, so CI must have it")
-    pytest.skip(reason)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if not CHROMIUM.is_file():
-        _unavailable(f"no Chromium at {CHROMIUM} (apt-get install chromium)")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        _unavailable("Playwright is not installed (pip install -e '.[test]')")
-    with sync_playwright() as playwright:
-        # --no-sandbox: CI runs as root, where Chromium refuses its sandbox.
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
-        yield browser
-        browser.close()
 
 
 @pytest.fixture(scope="module")
