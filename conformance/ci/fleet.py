@@ -16,7 +16,8 @@ table per device class::
     expectations = "ci/npu-waivers.toml"  # optional: the plugin's expectations file
     shared_device = "box1-npu0"        # optional: agents that share one physical device
     soft_fail = true                   # a new backend: its failures do not fail the build
-    promote_when = "green on 10 consecutive nightly builds"  # required with soft_fail
+    promote_when = "official"          # required with soft_fail: a tier or rule id of
+                                       # the tier policy (docs/tiers.md), never prose
     retired = false                    # true: no agent serves the queue any more
     parallelism = 2                    # optional: the run split over 2 jobs (shards)
     priority = 5                       # optional: Buildkite job priority (higher first)
@@ -50,6 +51,7 @@ from conformance.ci.names import (
     check_text,
     shown,
 )
+from conformance.tiers.policy import PolicyError, load_policy
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -224,12 +226,24 @@ def make_device(fields: dict, where: str, spelling: dict[str, str] | None = None
     device = Device(**checked)
     if device.soft_fail and not device.promote_when:
         raise FleetError(f"{where}: {named('soft_fail')} needs {named('promote_when')}, the "
-                         "rule that makes its failures count (e.g. \"green on 10 consecutive "
-                         "nightly builds\")")
+                         "tier or rule of the tier policy that makes its failures count (e.g. "
+                         "\"official\")")
     if device.promote_when and not device.soft_fail:
         raise FleetError(f"{where}: {named('promote_when')} is only for a "
                          f"{named('soft_fail')} device")
+    if device.promote_when:
+        check_promotion(device.promote_when, f"{where}: {named('promote_when')}")
     return device
+
+
+def check_promotion(reference: str, what: str) -> str:
+    """``reference``, a tier or rule id of the kit's tier policy (docs/tiers.md): the
+    promotion rule is the policy's, computed from records, never prose."""
+    try:
+        load_policy().promotion(reference)
+    except PolicyError as exc:
+        raise FleetError(f"{what}: {exc}") from None
+    return reference
 
 
 def _check_generated_names(devices: list[Device], where: str) -> None:

@@ -1,8 +1,8 @@
 """The collector's gate: is every required device's record there and conformant?
 
 Soft-failing devices never fail the build, but they are listed in the same
-annotation, with their verdict and the rule that will make them required, so a
-broken new backend is visible rather than silently green.
+annotation, with their verdict and, in the tier policy's words, the tier or rule that
+will make them required, so a broken new backend is visible rather than silently green.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from conformance.ci import markdown
 from conformance.ci.layout import GATE_CONTEXT, verdict_key
 from conformance.ci.publish import Publisher
 from conformance.ci.verdicts import MISSING, DeviceVerdict, device_verdict
+from conformance.tiers.policy import load_policy
 
 
 @dataclasses.dataclass(frozen=True)
@@ -32,7 +33,7 @@ class GateEntry:
     @property
     def status(self) -> str:
         if self.promote_when is not None:
-            return f"soft-fail until: {self.promote_when}"
+            return f"soft-fail until {load_policy().promotion(self.promote_when)}"
         return "required when run (its step has an if)" if self.conditional else "required"
 
 

@@ -28,7 +28,7 @@ platform = "cpu"
 queue = "cpu"
 suites = ["platform"]   # one suite keeps the test short; the verdict is then partial
 soft_fail = true
-promote_when = "green on 10 consecutive nightly builds"
+promote_when = "official"
 """
 REQUIRED_GHOST = """
 [[device]]

@@ -75,11 +75,12 @@ def test_gate_passes_when_required_devices_conform_and_shows_a_failing_soft_one(
     write_record(tmp_path / "results" / "cpu" / "job-1.record.json")
     write_record(tmp_path / "results" / "npu" / "job-2.record.json", {FIRST: "failed"})
     result, body, style = gate(tmp_path, "--required", "cpu",
-                               "--soft-fail", "npu", "green 10 nightly builds")
+                               "--soft-fail", "npu", "official.nightly_streak")
     assert result.returncode == 0, result.stdout + result.stderr
     assert style == "warning"
     assert markdown.text("soft-failing, not counted: npu") in body
-    assert markdown.text("soft-fail until: green 10 nightly builds") in body
+    assert markdown.text("soft-fail until rule official.nightly_streak: the newest 10 CI-built "
+                         "records are all CONFORMANT") in body
 
 
 def test_gate_fails_when_a_required_record_is_missing(tmp_path):

@@ -203,11 +203,13 @@ def _collect(args: argparse.Namespace) -> int:
 
 def _gate(args: argparse.Namespace) -> int:
     from conformance.ci.buildkite.agent import BuildkiteAgent
+    from conformance.ci.fleet import check_promotion
     from conformance.ci.gate import gate
 
     required = [check_name(name, "--required") for name in args.required]
     conditional = [check_name(name, "--conditional") for name in args.conditional]
-    soft = [(check_name(name, "--soft-fail"), rule) for name, rule in args.soft_fail]
+    soft = [(check_name(name, "--soft-fail"), check_promotion(rule, "--soft-fail RULE"))
+            for name, rule in args.soft_fail]
     if not required and not soft and not conditional:
         raise FleetError("name the devices: --required NAME, --conditional NAME or "
                          "--soft-fail NAME RULE")
