@@ -113,7 +113,7 @@ def _tiers(args: argparse.Namespace) -> int:
         return 0
     results = compute_tiers(evidence, policy, now)
     if args.json:
-        print(json.dumps(report.tiers_json(results), indent=1, default=str))
+        print(json.dumps(report.tiers_json(results), indent=1))
     else:
         for result in results.values():
             print("\n".join(report.tier_lines(result)))
@@ -131,7 +131,7 @@ def _release_check(args: argparse.Namespace) -> int:
         return 2
     gate = release_check(_evidence(args, now, allow_unreleased=True), args.kit, policy, now)
     if args.json:
-        print(json.dumps(report.gate_json(gate), indent=1, default=str))
+        print(json.dumps(report.gate_json(gate), indent=1))
     else:
         print("\n".join(report.gate_lines(gate)))
     return 1 if gate.blockers else 0

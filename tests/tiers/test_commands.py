@@ -78,3 +78,13 @@ def test_compatibility_lists_plugin_versions_by_kit(records, capsys):
     acme = next(p for p in json.loads(out) if p["key"]["plugin"] == "acme_npu")["combinations"]
     assert [(c["plugin_version"], c["kit_version"], c["verdict"], c["runs"]) for c in acme] == [
         ("2.4.0", installed_kit().version, "NOT CONFORMANT", 1), ("2.4.0", "0.1.0", "CONFORMANT", 10)]
+
+
+def test_release_check_as_json_names_the_blockers(records, capsys):
+    """Rule: ``--json`` carries every entry, its standing and whether it blocks."""
+    status, out, _ = run(capsys, "release-check", "--kit", installed_kit().version, str(records),
+                         "--as-of", AS_OF, "--json")
+    gate = json.loads(out)
+    assert status == 1 and gate["blocked"] == ["acme_npu on Acme NPU 2 [acme-npu]"]
+    assert {(e["key"]["plugin"], e["standing"], e["held_to"]) for e in gate["entries"]} == {
+        ("acme_npu", "official", True), ("tpu_lab", "supported", False), ("newchip", "experimental", False)}
