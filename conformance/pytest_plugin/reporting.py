@@ -202,6 +202,13 @@ class RunOutcomes:
             terminalreporter.write_line(
                 f"expectations: waiver for {waiver.id!r} matches no collected test",
                 yellow=True)
+        # pytest's own summary shows only its failed and error reports; a test the kit
+        # ended (a hang, a crash) would show as one letter without its reason.
+        for result in self.recorded.values():
+            if result.outcome in (outcomes.TIMED_OUT, outcomes.CRASHED):
+                reason = result.message.splitlines()[0] if result.message else ""
+                terminalreporter.write_line(
+                    f"{result.outcome.upper().replace('_', ' ')} {result.nodeid}: {reason}", red=True)
         for problem in self.problems:
             terminalreporter.write_line(f"ERROR: {problem}", red=True)
         if self.writer is not None:
