@@ -19,6 +19,7 @@ import argparse
 import datetime
 import json
 import sys
+from pathlib import Path
 
 from conformance.results.reading import printable
 from conformance.results.timestamps import BadTimestamp, parse_timestamp
@@ -27,7 +28,7 @@ from conformance.tiers.compatibility import compatibility
 from conformance.tiers.compute import compute_tiers
 from conformance.tiers.evidence import NOT_CHECKED, Evidence, evidence_of, judge_by_release
 from conformance.tiers.policy import PolicyError, load_policy
-from conformance.tiers.release_gate import release_check
+from conformance.tiers.release_gate import GateResult, release_check
 
 COMMANDS = ("tiers", "release-check", "drift")
 
@@ -45,6 +46,8 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
         "0 releasable, 1 blocked (naming the platforms and why), 2 bad input.")
     release.add_argument("--kit", required=True, metavar="VERSION",
                          help="the release candidate: the installed kit's version")
+    release.add_argument("--markdown", type=Path, metavar="FILE",
+                         help="also write the result as a Markdown annotation (a CI step's)")
     for parser in (tiers, release):
         parser.add_argument("records", nargs="+", metavar="RECORDS",
                             help="record files, or folders searched recursively for *.json")
@@ -134,7 +137,22 @@ def _release_check(args: argparse.Namespace) -> int:
         print(json.dumps(report.gate_json(gate), indent=1))
     else:
         print("\n".join(report.gate_lines(gate)))
+    if args.markdown:
+        args.markdown.write_text(_gate_markdown(gate), encoding="utf-8")
     return 1 if gate.blockers else 0
+
+
+def _gate_markdown(gate: GateResult) -> str:
+    """The gate as a build annotation: its first line a heading, then a row per
+    platform, every value escaped (names come from records)."""
+    from conformance.ci import markdown
+
+    head, *_ = report.gate_lines(gate)
+    rows = [[str(entry.key), entry.standing or "no tier",
+             "blocks" if entry.blocks else "ok" if entry.conformant else "not blocking", entry.because]
+            for entry in gate.entries]
+    return "\n".join([f"#### {markdown.text(head)}", "",
+                      markdown.table(["platform", "tier going in", "status", "why"], rows), ""])
 
 
 def _drift(args: argparse.Namespace) -> int:

@@ -28,7 +28,10 @@ table per device class::
 
 Top-level ``priority``, ``if`` and ``shared_nodes`` are defaults for every device;
 top-level ``notify`` is the build's (``email``, ``slack`` or ``webhook``);
-``test_engine_secret`` names the Buildkite secret holding a Test Engine suite token.
+``test_engine_secret`` names the Buildkite secret holding a Test Engine suite token;
+``release_records`` (e.g. ``"matrix/records"``), the folder of the checkout holding
+the records' history, adds the release gate (``conformance release-check``) on
+release branches (docs/tiers.md).
 
 The same description of one device can come from flags (``device_from_flags``).
 Names follow the patterns in ``conformance.ci.names``; anything else in a fleet file
@@ -96,6 +99,7 @@ class Fleet:
     collector_queue: str | None = None
     notify: tuple[tuple[str, str], ...] = ()
     test_engine_secret: str | None = None
+    release_records: str | None = None  # the records' history: the release gate's input
 
     def active(self) -> tuple[Device, ...]:
         return tuple(d for d in self.devices if not d.retired)
@@ -109,7 +113,7 @@ _SPELLED = {"condition": "if"}
 _FIELDS = [_SPELLED.get(field.name, field.name) for field in dataclasses.fields(Device)]
 #: Top-level keys a device inherits unless it sets its own.
 DEFAULTS = ("priority", "if", "shared_nodes")
-TOP_LEVEL = ("device", "collector_queue", "notify", "test_engine_secret", *DEFAULTS)
+TOP_LEVEL = ("device", "collector_queue", "notify", "test_engine_secret", "release_records", *DEFAULTS)
 #: Buildkite's job priorities are integers; beyond this they only say "first".
 PRIORITY_RANGE = (-1000, 1000)
 MAX_PARALLELISM = 64
@@ -313,6 +317,8 @@ def load_fleet(path: str | Path) -> Fleet:
     if data.get("test_engine_secret") is not None:
         settings["test_engine_secret"] = check_name(
             data["test_engine_secret"], f"{where}: test_engine_secret", SECRET_PATTERN)
+    if data.get("release_records") is not None:
+        settings["release_records"] = check_text(data["release_records"], f"{where}: release_records")
     return make_fleet(devices, where, **settings)
 
 

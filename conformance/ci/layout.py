@@ -17,15 +17,19 @@ SITE_DIR = "site"
 UPLOAD_KEY = "conformance-pipeline"  # the step of ci/buildkite/pipeline.yml
 COLLECTOR_KEY = "conformance-matrix"
 TEST_ENGINE_KEY = "conformance-test-engine"
+RELEASE_GATE_KEY = "conformance-release-gate"
 MATRIX_CONTEXT = "support-matrix"
 GATE_CONTEXT = "conformance-gate"
+RELEASE_CONTEXT = "conformance-release"
 
 #: Names that are not made from a device's name, by kind, with what holds them.
 FIXED_NAMES = {
     ("step key", UPLOAD_KEY): "the upload step of ci/buildkite/pipeline.yml",
     ("step key", COLLECTOR_KEY): "the collector step",
     ("step key", TEST_ENGINE_KEY): "the Test Engine upload step",
+    ("step key", RELEASE_GATE_KEY): "the release gate step",
     ("annotation context", GATE_CONTEXT): "the gate's summary",
+    ("annotation context", RELEASE_CONTEXT): "the release gate's summary",
     ("annotation context", MATRIX_CONTEXT): "the support matrix",
 }
 

@@ -23,12 +23,14 @@ from conformance.ci.buildkite.scripts import (
     UNHEALTHY_EXIT,
     collector_commands,
     device_commands,
+    release_gate_commands,
     test_engine_commands,
 )
 from conformance.ci.fleet import Device, Fleet
 from conformance.ci.layout import (
     COLLECTED_DIR,
     COLLECTOR_KEY,
+    RELEASE_GATE_KEY,
     RESULTS_DIR,
     SITE_DIR,
     TEST_ENGINE_KEY,
@@ -37,6 +39,9 @@ from conformance.ci.layout import (
 
 COLLECTOR_TIMEOUT_MINUTES = 30
 TEST_ENGINE_TIMEOUT_MINUTES = 15
+RELEASE_GATE_TIMEOUT_MINUTES = 15
+#: The branches whose builds wait on the release gate (Buildkite's conditional syntax).
+RELEASE_BRANCHES = "build.branch =~ /^release\\//"
 #: Retries of a job whose agent was lost (-1: it stopped talking to Buildkite, or
 #: was told to stop: agent_stop) or failed its pre-flight (UNHEALTHY_EXIT). These
 #: are statuses no plugin can give the step: 255, which a plugin's exit(-1) gives,
@@ -130,10 +135,27 @@ def test_engine_step(fleet: Fleet) -> CommandStep:
                                test_engine_commands(fleet), TEST_ENGINE_TIMEOUT_MINUTES, soft_fail=True)
 
 
+def release_gate_step(fleet: Fleet) -> CommandStep:
+    """On release branches, after the collector (whatever its gate said): may the
+    kit this build installed be released (``conformance release-check``)?"""
+    return CommandStep(
+        key=RELEASE_GATE_KEY,
+        label="conformance: release gate",
+        depends_on=[DependsOnListObject(step=COLLECTOR_KEY, allow_failure=True)],
+        agents={"queue": fleet.collector_queue} if fleet.collector_queue else None,
+        commands=[for_upload(line) for line in release_gate_commands(fleet)],
+        timeout_in_minutes=RELEASE_GATE_TIMEOUT_MINUTES,
+        retry=_lost_agent_retry(),
+        step_if=RELEASE_BRANCHES,
+    )
+
+
 def build_pipeline(fleet: Fleet) -> Pipeline:
     """The pipeline for the fleet's active devices; retired ones get no step."""
     steps = [*map(device_step, fleet.active()), collector_step(fleet)]
     if fleet.test_engine_secret:
         steps.append(test_engine_step(fleet))
+    if fleet.release_records:
+        steps.append(release_gate_step(fleet))
     return Pipeline(steps=steps,
                     notify=[{kind: target} for kind, target in fleet.notify] or None)

@@ -7,7 +7,7 @@ with ``shell_word``; the generator escapes the finished lines for upload.
 from __future__ import annotations
 
 from conformance.ci.fleet import Device, Fleet
-from conformance.ci.layout import COLLECTED_DIR, MATRIX_CONTEXT, RESULTS_DIR, SITE_DIR
+from conformance.ci.layout import COLLECTED_DIR, MATRIX_CONTEXT, RELEASE_CONTEXT, RESULTS_DIR, SITE_DIR
 from conformance.ci.names import shell_word
 
 #: The exit status of a job whose agent failed its pre-flight (or could not clean
@@ -92,6 +92,26 @@ def collector_commands(fleet: Fleet) -> list[str]:
         f"conformance pipeline annotate {SITE_DIR}/matrix.md --context {MATRIX_CONTEXT} "
         "--style info",
         " ".join(gate),
+    ]
+
+
+def release_gate_commands(fleet: Fleet) -> list[str]:
+    """The release gate's script: every platform at the blocking tier of the tier
+    policy must be CONFORMANT on the kit this build installed, judged on the records'
+    history in the checkout and this build's collected records (docs/tiers.md)."""
+    return [
+        "set -euo pipefail",
+        f"mkdir -p {COLLECTED_DIR}",
+        f"buildkite-agent artifact download '{COLLECTED_DIR}/*/*' . "
+        "|| echo 'conformance: no collected record to download' >&2",
+        # The candidate is the installed kit: `conformance --version` says which.
+        'kit=$(conformance --version) && kit=${kit#conformance }',
+        "status=0",
+        f'conformance release-check --kit "$kit" {shell_word(fleet.release_records)} {COLLECTED_DIR} '
+        "--markdown release-check.md || status=$?",
+        f'conformance pipeline annotate release-check.md --context {RELEASE_CONTEXT} '
+        '--style "$([[ $status == 0 ]] && echo success || echo error)"',
+        'exit "$status"',
     ]
 
 
