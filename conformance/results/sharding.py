@@ -60,11 +60,18 @@ SAME_IN_EVERY_SHARD = ("kit_version", "contract_version", "suite_hash", "plugin"
 
 
 def _shard_entry(index: int, name: str, record: dict) -> dict:
-    """What the merged record says of one shard: its file, and the job and attempt
-    that ran it when CI recorded them."""
-    ci = record["provenance"].get("ci", {})
-    return {"index": index, "file": name,
-            **{field: ci[field] for field in ("job_id", "retry_count") if field in ci}}
+    """What the merged record says of one shard: its file; the job, attempt and agent
+    that ran it when CI recorded them; and that agent's pre-flight, since the merged
+    ``provenance.device`` is the first shard's and each shard may have run on
+    another machine."""
+    provenance = record["provenance"]
+    ci = provenance.get("ci", {})
+    entry = {"index": index, "file": name,
+             **{field: ci[field] for field in ("job_id", "retry_count", "agent_name")
+                if field in ci}}
+    if "preflight" in provenance["device"]:
+        entry["preflight"] = provenance["device"]["preflight"]
+    return entry
 
 
 def merge(shards: dict[int, tuple[str, dict]], count: int) -> dict:

@@ -85,13 +85,16 @@ def test_each_shard_takes_its_own_latest_attempt_and_the_merge_names_it(tmp_path
         record = json.loads(path.read_text())
         mine = contracts[::2] if shard == "1/2" else contracts[1::2]
         record["tests"] = [t for t in record["tests"] if t["contract"] in mine]
+        record["provenance"]["ci"]["agent_name"] = f"agent-{job}"
+        record["provenance"]["device"]["preflight"] = {"health_output": f"driver of {job}\n"}
         path.write_text(json.dumps(record))
     collected = collect(folder)
     assert verify_loaded(collected.record, collected.source).exit_code == 0
     assert collected.ignored == ("job-1a.record.json",)
     assert collected.record["provenance"]["shards"]["records"] == [
-        {"index": 1, "file": "job-1b.record.json", "job_id": "job-1b", "retry_count": 1},
-        {"index": 2, "file": "job-2a.record.json", "job_id": "job-2a", "retry_count": 0}]
+        {"index": index, "file": f"{job}.record.json", "job_id": job, "retry_count": retry,
+         "agent_name": f"agent-{job}", "preflight": {"health_output": f"driver of {job}\n"}}
+        for index, job, retry in [(1, "job-1b", 1), (2, "job-2a", 0)]]
 
 
 def test_only_an_unreadable_record_is_invalid_not_missing(tmp_path):

@@ -202,6 +202,9 @@ def test_the_collector_merges_each_devices_shards_and_gates_the_build(build):
         shards = merged["provenance"]["shards"]
         assert shards["count"] == 2 and shards["missing"] == []
         attempts = {r["index"]: (r["job_id"], r["retry_count"]) for r in shards["records"]}
+        driver = "9.9" if device == "cpu-a" else "10.1"
+        assert all(r["preflight"]["health_output"].startswith(f"driver {driver}")
+                   and r["agent_name"].startswith(f"kit-test-{RUN}-") for r in shards["records"])
         retried = 1 if device == "cpu-a" else 0
         assert attempts == {1: (f"{RUN}-{device}-shard1-retry{retried}", retried),
                             2: (f"{RUN}-{device}-shard2-retry0", 0)}
