@@ -7,7 +7,8 @@ releases), so a tier rests on the records the page shows; the ``conformance.tier
 package they call sits below the matrix, which shows tiers.
 
 - ``conformance tiers RECORDS...``: each platform's tier, why, and what it needs next
-  (``--compatibility``: its plugin versions by engine and kit release);
+  (``--compatibility``: its plugin versions by engine and kit release; ``--fleet``:
+  which soft-failing devices have reached their ``promote_when``);
 - ``conformance release-check --kit VERSION RECORDS...``: exit 1 naming the platforms
   that block the release of the installed kit, the candidate;
 - ``conformance drift --from A [--to B]``: what changed in the plugin contract.
@@ -28,6 +29,7 @@ from conformance.tiers.compatibility import compatibility
 from conformance.tiers.compute import compute_tiers
 from conformance.tiers.evidence import NOT_CHECKED, Evidence, evidence_of, judge_by_release
 from conformance.tiers.policy import PolicyError, load_policy
+from conformance.tiers.promotion import promotions
 from conformance.tiers.release_gate import GateResult, release_check
 
 COMMANDS = ("tiers", "release-check", "drift")
@@ -57,6 +59,9 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
         parser.add_argument("--json", action="store_true", help="print JSON instead of lines")
     tiers.add_argument("--allow-unreleased", action="store_true",
                        help="count records of the installed kit when it is not a release")
+    tiers.add_argument("--fleet", type=Path, metavar="FILE",
+                       help="instead of tiers, whether each soft-failing device of this fleet file "
+                       "has reached its promote_when")
     tiers.add_argument("--compatibility", action="store_true",
                        help="instead of tiers, each platform's plugin versions by engine and kit "
                        "release, with the newest verdict of each combination")
@@ -115,11 +120,30 @@ def _tiers(args: argparse.Namespace) -> int:
               else "\n".join(report.compatibility_lines(table)))
         return 0
     results = compute_tiers(evidence, policy, now)
+    if args.fleet:
+        return _promotions(args.fleet, results, policy)
     if args.json:
         print(json.dumps(report.tiers_json(results), indent=1))
     else:
         for result in results.values():
             print("\n".join(report.tier_lines(result)))
+    return 0
+
+
+def _promotions(fleet_path: Path, results: dict, policy) -> int:
+    from conformance.ci.fleet import load_fleet
+    from conformance.ci.names import FleetError
+
+    try:
+        fleet = load_fleet(fleet_path)
+    except FleetError as exc:
+        print(f"conformance tiers: {exc}", file=sys.stderr)
+        return 2
+    soft = [(d.name, d.platform, d.promote_when) for d in fleet.active() if d.soft_fail]
+    for promotion in promotions(soft, results, policy):
+        verdict = "due: make it required" if promotion.due else "not yet"
+        print(printable(f"{promotion.device} (soft-fail until {promotion.reference}): {promotion.platform}: "
+                        f"{promotion.because}; {verdict}"))
     return 0
 
 

@@ -88,3 +88,17 @@ def test_release_check_as_json_names_the_blockers(records, capsys):
     assert status == 1 and gate["blocked"] == ["acme_npu on Acme NPU 2 [acme-npu]"]
     assert {(e["key"]["plugin"], e["standing"], e["held_to"]) for e in gate["entries"]} == {
         ("acme_npu", "official", True), ("tpu_lab", "supported", False), ("newchip", "experimental", False)}
+
+
+def test_tiers_says_which_soft_failing_devices_are_due(records, capsys, tmp_path):
+    """Rule: ``tiers --fleet`` prints, per soft-failing device, whether its platform
+    reached its promote_when, from the same records."""
+    fleet = tmp_path / "fleet.toml"
+    fleet.write_text('[[device]]\nname = "acme"\nplatform = "acme_npu"\nqueue = "npu"\n'
+                     'soft_fail = true\npromote_when = "official"\n')
+    status, out, _ = run(capsys, "tiers", str(records), "--as-of", AS_OF, "--allow-unreleased",
+                         "--fleet", str(fleet))
+    assert status == 0
+    assert out.splitlines() == ["acme (soft-fail until official): acme_npu on Acme NPU 2 [acme-npu]: "
+                                "is experimental; official needs supported.green_streak, "
+                                "official.nightly_streak; not yet"]
