@@ -22,13 +22,15 @@ import json
 import sys
 from pathlib import Path
 
+from conformance.ci.fleet import Fleet, load_fleet
+from conformance.ci.names import FleetError
 from conformance.results.reading import printable
 from conformance.results.timestamps import BadTimestamp, parse_timestamp
 from conformance.tiers import drift, report
 from conformance.tiers.compatibility import compatibility
 from conformance.tiers.compute import compute_tiers
 from conformance.tiers.evidence import NOT_CHECKED, Evidence, evidence_of, judge_by_release
-from conformance.tiers.policy import PolicyError, load_policy
+from conformance.tiers.policy import Policy, PolicyError, load_policy
 from conformance.tiers.promotion import promotions
 from conformance.tiers.release_gate import GateResult, release_check
 
@@ -80,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
         if args.command == "drift":
             return _drift(args)
         return _tiers(args) if args.command == "tiers" else _release_check(args)
-    except (PolicyError, BadTimestamp, drift.DriftError) as exc:
+    except (PolicyError, BadTimestamp, drift.DriftError, FleetError) as exc:
         print(f"conformance {args.command}: {exc}", file=sys.stderr)
         return 2
 
@@ -113,6 +115,7 @@ def _evidence(args: argparse.Namespace, now: datetime.datetime, allow_unreleased
 
 def _tiers(args: argparse.Namespace) -> int:
     policy, now = load_policy(args.policy), _now(args)
+    fleet = load_fleet(args.fleet) if args.fleet else None  # a bad one, before any work
     evidence = _evidence(args, now, args.allow_unreleased)
     if args.compatibility:
         table = compatibility(evidence)
@@ -120,8 +123,8 @@ def _tiers(args: argparse.Namespace) -> int:
               else "\n".join(report.compatibility_lines(table)))
         return 0
     results = compute_tiers(evidence, policy, now)
-    if args.fleet:
-        return _promotions(args.fleet, results, policy)
+    if fleet is not None:
+        return _promotions(fleet, results, policy)
     if args.json:
         print(json.dumps(report.tiers_json(results), indent=1))
     else:
@@ -130,15 +133,7 @@ def _tiers(args: argparse.Namespace) -> int:
     return 0
 
 
-def _promotions(fleet_path: Path, results: dict, policy) -> int:
-    from conformance.ci.fleet import load_fleet
-    from conformance.ci.names import FleetError
-
-    try:
-        fleet = load_fleet(fleet_path)
-    except FleetError as exc:
-        print(f"conformance tiers: {exc}", file=sys.stderr)
-        return 2
+def _promotions(fleet: Fleet, results: dict, policy: Policy) -> int:
     soft = [(d.name, d.platform, d.promote_when) for d in fleet.active() if d.soft_fail]
     for promotion in promotions(soft, results, policy):
         verdict = "due: make it required" if promotion.due else "not yet"

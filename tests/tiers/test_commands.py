@@ -52,6 +52,7 @@ def test_release_check_blocked_by_the_official_platform(records, capsys):
     (["release-check", "--kit", "9.9"], "--kit '9.9' is not the installed kit"),
     (["tiers", "--as-of", "yesterday"], "'yesterday' is not an RFC 3339 time"),
     (["tiers", "--policy", "missing.toml"], "missing.toml: cannot read it"),
+    (["tiers", "--fleet", "missing.toml"], "cannot read fleet file missing.toml"),
 ])
 def test_bad_input_is_one_line(records, capsys, argv, message):
     """Rule: bad input exits 2 with one line naming the culprit, no traceback."""
