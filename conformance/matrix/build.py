@@ -8,14 +8,19 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import functools
+import hashlib
+import json
 import os
 from collections.abc import Iterable
+from importlib import resources
 from pathlib import Path
 
-from conformance.matrix import capabilities, drilldown, grid, history, overview
+from conformance.matrix import capabilities, codec, drilldown, grid, history, overview
+from conformance.matrix.diff_data import runs_script
 from conformance.matrix.index import Judging, RecordIndex
 from conformance.matrix.kits import KnownKits, known_kits
-from conformance.matrix.model import Generated, Matrix, OverviewHeading
+from conformance.matrix.model import Column, Generated, History, Matrix, OverviewHeading
 from conformance.matrix.presentation import natural_key
 from conformance.matrix.sources import Accepted
 from conformance.results.verify import load_mustpass
@@ -29,8 +34,11 @@ class Built:
     records: list[Accepted]  # what the matrix shows, one per content
     copies: dict[str, tuple[Path, str]]  # site-relative path -> (record file, its sha256)
     judged: int  # record files judged by this build; the others were read from the index
-    #: Column id -> run id -> contract -> outcome, for every run: what the diff page reads.
-    run_outcomes: dict[str, dict[str, dict[str, str]]]
+    run_scripts: dict[str, str]  # column id -> its runs for the diff page (``diff_data``)
+    #: Column id -> a digest of everything its platform's files are made from: a file
+    #: made with the same key is the same, and is reused from the previous site.
+    line_keys: dict[str, str]
+    index: Path | None  # the index file kept between builds, if any
 
 
 def build_matrix(paths: Iterable[str | os.PathLike], *, now: datetime.datetime | None = None,
@@ -56,34 +64,44 @@ def build_matrix(paths: Iterable[str | os.PathLike], *, now: datetime.datetime |
         lines: dict[tuple[str, str, str], list[Accepted]] = {}
         for record in sorted(records, key=lambda r: (r.started, str(r.path))):
             lines.setdefault(record.line, []).append(record)
-        # What the pages read outcomes of: each line's compared window and newest record.
-        shown = {r.digest: r for runs in lines.values() for r in [*history.compared(runs)[-window:], runs[-1]]}
-        records_index.load(list(shown.values()), with_tests=[runs[-1].digest for runs in lines.values()])
-        named = records_index.contract_ids()
-        judged = records_index.judged
+        href = {r.path: _copy_name(r) for r in records}
+        contracts = grid.contract_rows(mustpass, records_index.contract_ids())
+        contract_ids = [c.id for c in contracts]
+        # In natural order (vendor2 before vendor10): by plugin, then device, then distribution.
+        ordered = sorted(lines, key=lambda line: [natural_key(name) for name in (line[1], line[2], line[0])])
+        stale = {line: grid.staleness(lines[line][-1], now, stale_days, kits.installed.contract_version)
+                 for line in ordered}
+        common = [renderer_digest(), window, [(c.id, c.rule, c.required) for c in contracts]]
+        keys = {grid.column_id(*line): _line_key(lines[line], stale[line], now, common) for line in ordered}
+        cached = records_index.cached_lines(keys)
+        fresh = [line for line in ordered if grid.column_id(*line) not in cached]
+        # What the pages of a changed line read outcomes of: its compared window and newest record.
+        shown = {r.digest: r for line in fresh for r in [*history.compared(lines[line])[-window:], lines[line][-1]]}
+        records_index.load(list(shown.values()), with_tests=[lines[line][-1].digest for line in fresh])
 
         def message_of(record: Accepted, contract: str) -> str:
             outcome = record.data["contracts"][contract]["outcome"]
             return drilldown.assertion(records_index.message(record.digest, contract, outcome))
 
-        href = {r.path: _copy_name(r) for r in records}
-        contracts = grid.contract_rows(mustpass, named)
-        contract_ids = [c.id for c in contracts]
-        columns, newest, histories, run_outcomes = [], [], [], {}
-        # In natural order (vendor2 before vendor10): by plugin, then device, then distribution.
-        for line in sorted(lines, key=lambda line: [natural_key(name) for name in (line[1], line[2], line[0])]):
-            runs = lines[line]
-            column_id = grid.column_id(*line)
-            line_history = history.build_history(column_id, runs, contract_ids, href, window, message_of)
-            diffed = history.compared(runs)[-window:]
-            stale = grid.staleness(runs[-1], now, stale_days, kits.installed.contract_version)
-            columns.append(grid.build_column(runs[-1], contracts, href[runs[-1].path],
-                                             history.regressions(diffed), line_history.flaky, stale,
-                                             now, _unreleased(runs[-1])))
-            newest.append(runs[-1])
+        columns, histories, run_scripts = [], [], {}
+        for line in ordered:
+            runs, column_id = lines[line], grid.column_id(*line)
+            if column_id in cached:
+                model, run_scripts[column_id] = cached[column_id]
+                column, line_history = codec.column_from(model["column"]), codec.history_from(model["history"])
+            else:
+                line_history = history.build_history(column_id, runs, contract_ids, href, window, message_of)
+                diffed = history.compared(runs)[-window:]
+                column = grid.build_column(runs[-1], contracts, href[runs[-1].path], history.regressions(diffed),
+                                           line_history.flaky, stale[line], now, _unreleased(runs[-1]))
+                outcomes = records_index.outcomes([r.digest for r in runs])
+                run_scripts[column_id] = runs_script(line_history, {d[:12]: o for d, o in outcomes.items()})
+                records_index.keep_line(column_id, keys[column_id], platform_data(column, line_history),
+                                        run_scripts[column_id])
+            columns.append(column)
             histories.append(line_history)
-            by_digest = records_index.outcomes([r.digest for r in runs])
-            run_outcomes[column_id] = {d[:12]: outcomes for d, outcomes in by_digest.items()}
+        records_index.forget_lines_but(keys)
+        judged = records_index.judged
 
     at = now.isoformat(timespec="seconds")
     generated = Generated(
@@ -102,11 +120,41 @@ def build_matrix(paths: Iterable[str | os.PathLike], *, now: datetime.datetime |
         overview_columns=[OverviewHeading(f.key, f.heading, f.explanation) for f in fields],
         overview=overview.overview_rows(columns, fields),
         columns=columns,
-        capabilities=capabilities.capability_rows(columns, newest),
+        capabilities=capabilities.capability_rows(columns, [lines[line][-1] for line in ordered]),
         histories=histories,
         rejected=rejected,
     )
-    return Built(matrix, records, {href[r.path]: (r.path, r.digest) for r in records}, judged, run_outcomes)
+    return Built(matrix, records, {href[r.path]: (r.path, r.digest) for r in records}, judged,
+                 run_scripts, keys, Path(index) if index is not None else None)
+
+
+def platform_data(column: Column, line_history: History) -> str:
+    """A platform's file, ``platforms/ID.json``: its column and its history."""
+    return json.dumps({"column": codec.to_data(column), "history": codec.to_data(line_history)},
+                      indent=1, ensure_ascii=False) + "\n"
+
+
+@functools.cache
+def renderer_digest() -> str:
+    """A digest of the code and templates that make the model and the pages: a
+    platform line's cached model and files are reused only when they are unchanged."""
+    package = resources.files("conformance.matrix")
+    digest = hashlib.sha256()
+    for folder in (package, package / "templates"):
+        for item in sorted(folder.iterdir(), key=lambda i: i.name):
+            if item.name.endswith((".py", ".j2")):
+                digest.update(item.name.encode() + b"\0" + item.read_bytes())
+    return digest.hexdigest()
+
+
+def _line_key(runs: list[Accepted], stale: str | None, now: datetime.datetime, common: list) -> str:
+    """What a platform line's model and pages are made from: its records and how each
+    was judged, its staleness, the day when a waiver of it may expire, and ``common``."""
+    waived = any(r.data["summary"].get("waived") for r in runs)
+    judged = [(str(r.path), r.digest, r.verdict_line, r.trust.level, r.trust.signer, r.trust.key, r.released)
+              for r in runs]
+    text = json.dumps([common, stale, now.date().isoformat() if waived else None, judged])
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def stale_rule(stale_days: int, now: datetime.datetime, contract_version: str) -> str:

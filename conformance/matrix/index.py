@@ -65,8 +65,14 @@ SCHEMA = (
     " nodeid TEXT NOT NULL, contract VARCHAR(200), outcome VARCHAR(20) NOT NULL,"
     " duration DOUBLE PRECISION NOT NULL, message TEXT NOT NULL, PRIMARY KEY (digest, position))",
     "CREATE INDEX IF NOT EXISTS records_by_line ON records (distribution, plugin, device, started_utc)",
+    # Per platform line, the model and diff data last made, under the key of what made them.
+    "CREATE TABLE IF NOT EXISTS line_cache (column_id VARCHAR(64) PRIMARY KEY, line_key CHAR(64) NOT NULL,"
+    " model TEXT NOT NULL, runs_script TEXT NOT NULL)",
+    # What the last build wrote into each site: a file with the same key is reused.
+    "CREATE TABLE IF NOT EXISTS site_files (site TEXT NOT NULL, path TEXT NOT NULL,"
+    " file_key CHAR(64) NOT NULL, sha256 CHAR(64) NOT NULL, PRIMARY KEY (site, path))",
 )
-_TABLES = ("files", "records", "contract_outcomes", "tests")
+_TABLES = ("files", "records", "contract_outcomes", "tests", "line_cache", "site_files")
 #: The record's sections other than those with tables of their own, kept whole.
 _EXTRAS = ("capability_coverage", "performance")
 #: Below this many files to judge, a pool of processes costs more than it saves.
@@ -140,14 +146,15 @@ class RecordIndex:
                 to_judge.append((path, within))
         self.judged = len(to_judge)
         with self.db:
-            present = set(stamps)
-            self.db.executemany("DELETE FROM files WHERE path = ?",
-                                [(p,) for p in set(known) - present] + [(str(p),) for p, _ in to_judge])
+            # Removed files, and changed ones (judged again below): their contents may be no one's now.
+            gone = [(p,) for p in set(known) - set(stamps)] + [(str(p),) for p, _ in to_judge if str(p) in known]
+            self.db.executemany("DELETE FROM files WHERE path = ?", gone + [(str(p),) for p, _ in to_judge])
             self.db.execute("DELETE FROM files WHERE rejection IS NOT NULL")
             stored = {row[0] for row in self.db.execute("SELECT digest FROM records")}
             for path, result in _judge_all(to_judge, judging):
                 self._store(path, stamps[str(path)], now, result, stored)
-            self._forget_unreferenced()
+            if gone:
+                self._forget_unreferenced()
         rejected += [Rejection(path, reason) for path, reason in self.db.execute(
             "SELECT path, rejection FROM files WHERE rejection IS NOT NULL ORDER BY path")]
         return self._accepted(), rejected
@@ -207,6 +214,37 @@ class RecordIndex:
             records.append(Accepted(Path(path), digest, data, verdict, line,
                                     signing.Trust(level, signer, key), bool(released)))
         return records
+
+    def cached_lines(self, keys: dict[str, str]) -> dict[str, tuple[dict, str]]:
+        """The kept (model data, runs script) of the lines whose key is unchanged."""
+        found = {}
+        for column_id, key, model, script in self.db.execute(
+                "SELECT column_id, line_key, model, runs_script FROM line_cache"):
+            if keys.get(column_id) == key:
+                found[column_id] = (json.loads(model), script)
+        return found
+
+    def keep_line(self, column_id: str, key: str, model: str, script: str) -> None:
+        with self.db:
+            self.db.execute("DELETE FROM line_cache WHERE column_id = ?", (column_id,))
+            self.db.execute("INSERT INTO line_cache (column_id, line_key, model, runs_script) VALUES (?, ?, ?, ?)",
+                            (column_id, key, model, script))
+
+    def forget_lines_but(self, keys: dict[str, str]) -> None:
+        with self.db:
+            gone = {row[0] for row in self.db.execute("SELECT column_id FROM line_cache")} - set(keys)
+            self.db.executemany("DELETE FROM line_cache WHERE column_id = ?", [(c,) for c in gone])
+
+    def site_files(self, site: str) -> dict[str, tuple[str, str]]:
+        """Path -> (key, sha256) of each keyed file the last build wrote into ``site``."""
+        return {path: (key, digest) for path, key, digest in self.db.execute(
+            "SELECT path, file_key, sha256 FROM site_files WHERE site = ?", (site,))}
+
+    def wrote_site(self, site: str, files: dict[str, tuple[str, str]]) -> None:
+        with self.db:
+            self.db.execute("DELETE FROM site_files WHERE site = ?", (site,))
+            self.db.executemany("INSERT INTO site_files (site, path, file_key, sha256) VALUES (?, ?, ?, ?)",
+                                [(site, path, key, digest) for path, (key, digest) in files.items()])
 
     def contract_ids(self) -> set[str]:
         """Every contract id an indexed record names."""

@@ -71,7 +71,8 @@ def _performance(column: Column) -> OverviewCell:
     first = column.performance.figures[0]
     more = len(column.performance.figures) - 1
     return OverviewCell(f"{presentation.figure(first.value)} {first.unit}", first.value,
-                        first.label + (f" (+{more} more on the platform page)" if more else ""))
+                        f"{first.label}, on {column.performance.device}"
+                        + (f" (+{more} more on the platform page)" if more else ""))
 
 
 def overview_columns(suites: list[str]) -> list[OverviewColumn]:

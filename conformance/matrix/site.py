@@ -9,7 +9,6 @@ is linked, not copied again: its name holds its content's digest.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 import os
@@ -18,10 +17,11 @@ import tempfile
 from importlib import resources
 from pathlib import Path
 
-from conformance.matrix.build import GENERATOR, Built
-from conformance.matrix.diff_data import runs_script
-from conformance.matrix.model import Matrix
-from conformance.matrix.render_html import render_pages
+from conformance.matrix import codec
+from conformance.matrix.build import GENERATOR, Built, platform_data
+from conformance.matrix.index import RecordIndex
+from conformance.matrix.model import Column, Matrix
+from conformance.matrix.render_html import Page, planned_pages
 from conformance.matrix.render_markdown import render_markdown
 
 STATIC_FILES = ("matrix.css", "matrix.js", "diff.js")
@@ -31,17 +31,45 @@ class SiteError(Exception):
     """The site cannot be written there; the message says why."""
 
 
-def matrix_json(matrix: Matrix) -> str:
-    return json.dumps(dataclasses.asdict(matrix), indent=1, ensure_ascii=False) + "\n"
+def matrix_json(matrix: Matrix, platform_digests: dict[str, str]) -> str:
+    """``matrix.json``: the model but each column's cells and each line's history,
+    which are in the line's ``platforms/ID.json``, named on its column with its sha256,
+    so a signature over this file covers them too."""
+    document = {name: codec.to_data(getattr(matrix, name)) for name in codec.field_names(Matrix)
+                if name not in ("columns", "histories")}
+    document["columns"] = [{**{name: codec.to_data(getattr(column, name)) for name in codec.field_names(Column)
+                               if name != "cells"},
+                            "file": platform_file(column.id),
+                            "sha256": platform_digests[platform_file(column.id)]}
+                           for column in matrix.columns]
+    return json.dumps(document, indent=1, ensure_ascii=False) + "\n"
+
+
+def platform_file(column_id: str) -> str:
+    return f"platforms/{column_id}.json"
+
+
+def planned_files(built: Built) -> dict[str, Page]:
+    """Site-relative path -> (key, maker) for the files made from the model; the
+    others (``matrix.json``, ``matrix.md``, static files, record copies) are written
+    by ``write_site`` on every build."""
+    files = planned_pages(built.matrix, built.line_keys)
+    for column, history in zip(built.matrix.columns, built.matrix.histories):
+        key = built.line_keys.get(column.id)
+        files[platform_file(column.id)] = (key and f"json {key}",
+                                           lambda c=column, h=history: platform_data(c, h))
+        files[f"platforms/{column.id}.runs.js"] = (key and f"runs {key}",
+                                                   lambda c=column.id: built.run_scripts[c])
+    return files
 
 
 def site_files(built: Built) -> dict[str, str | bytes]:
-    """Site-relative path -> content, for everything the site holds."""
-    files: dict[str, str | bytes] = dict(render_pages(built.matrix))
+    """Site-relative path -> content, for everything the site holds but the record copies."""
+    files: dict[str, str | bytes] = {path: make() for path, (_, make) in planned_files(built).items()}
+    digests = {path: hashlib.sha256(files[path].encode()).hexdigest() for path in files
+               if path.startswith("platforms/") and path.endswith(".json")}
+    files["matrix.json"] = matrix_json(built.matrix, digests)
     files["matrix.md"] = render_markdown(built.matrix)
-    files["matrix.json"] = matrix_json(built.matrix)
-    for history in built.matrix.histories:
-        files[f"platforms/{history.column}.runs.js"] = runs_script(history, built.run_outcomes[history.column])
     static = resources.files("conformance.matrix") / "static"
     for name in STATIC_FILES:
         files[f"static/{name}"] = (static / name).read_bytes()
@@ -86,20 +114,60 @@ def write_site(built: Built, target: str | Path) -> Path:
                         f"that `{GENERATOR}` wrote")
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    site = str(target.resolve())
     try:
-        for relative, content in site_files(built).items():
-            path = staging / relative
-            path.parent.mkdir(parents=True, exist_ok=True)
-            if isinstance(content, str):
-                path.write_text(content, encoding="utf-8")
-            else:
-                path.write_bytes(content)
-        for relative, (source, digest) in built.copies.items():
-            _copy_record(source, digest, target / relative, staging / relative)
-        if target.exists():
-            shutil.rmtree(target)
-        staging.rename(target)
+        with RecordIndex(built.index if built.index is not None else ":memory:") as records_index:
+            previous = records_index.site_files(site) if target.is_dir() else {}
+            written = _write_planned(planned_files(built), previous, target, staging)
+            digests = {path: digest for path, (_, digest) in written.items()}
+            _write(staging / "matrix.json", matrix_json(built.matrix, digests))
+            _write(staging / "matrix.md", render_markdown(built.matrix))
+            static = resources.files("conformance.matrix") / "static"
+            for name in STATIC_FILES:
+                _write(staging / "static" / name, (static / name).read_bytes())
+            for relative, (source, digest) in built.copies.items():
+                _copy_record(source, digest, target / relative, staging / relative)
+            if target.exists():
+                shutil.rmtree(target)
+            staging.rename(target)
+            records_index.wrote_site(site, {path: entry for path, entry in written.items() if entry[0]})
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return target
+
+
+def _write_planned(files: dict[str, Page], previous: dict[str, tuple[str, str]], target: Path,
+                   staging: Path) -> dict[str, tuple[str | None, str]]:
+    """Write each file, or link it from the site being replaced when it was made
+    there with the same key and is as it was written; path -> (key, sha256)."""
+    written = {}
+    for relative, (key, make) in files.items():
+        kept = previous.get(relative)
+        if key is not None and kept is not None and kept[0] == key and _links(target / relative, kept[1],
+                                                                              staging / relative):
+            written[relative] = kept
+            continue
+        content = make().encode("utf-8")
+        _write(staging / relative, content)
+        written[relative] = (key, hashlib.sha256(content).hexdigest())
+    return written
+
+
+def _links(previous: Path, digest: str, path: Path) -> bool:
+    try:
+        if previous.is_symlink() or hashlib.sha256(previous.read_bytes()).hexdigest() != digest:
+            return False
+        path.parent.mkdir(parents=True, exist_ok=True)
+        os.link(previous, path)
+        return True
+    except OSError:
+        return False  # gone, or a file system without hard links: made again
+
+
+def _write(path: Path, content: str | bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(content, str):
+        path.write_text(content, encoding="utf-8")
+    else:
+        path.write_bytes(content)

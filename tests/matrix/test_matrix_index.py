@@ -114,3 +114,23 @@ def test_files_judged_in_a_pool_of_processes_give_the_same_matrix(records, kits,
     monkeypatch.setattr(index_module.os, "sched_getaffinity", lambda _: {0, 1})
     pooled = build_matrix([records], now=NOW, kits=kits)
     assert pooled.matrix == alone.matrix and pooled.judged == alone.judged > 2
+
+
+def test_an_unchanged_platform_keeps_its_files_and_a_changed_one_is_made_again(records, tmp_path, kits):
+    index = tmp_path / "index.sqlite"
+    site = write_site(build_matrix([records], now=NOW, kits=kits, index=index), tmp_path / "site")
+    before = {p.relative_to(site): p.stat().st_ino for p in site.rglob("*") if p.is_file()}
+    write_record(records, "npu/next.record.json", make_record(
+        {c: "passed" for c in CONTRACTS}, plugin="npu", device="NPU-9", distribution="npu-plugin",
+        started="2026-11-24T09:00:00+00:00"))
+    built = build_matrix([records], now=NOW, kits=kits, index=index)
+    write_site(built, site)
+    after = {p.relative_to(site): p.stat().st_ino for p in site.rglob("*") if p.is_file()}
+    kept = {str(p) for p in before if before[p] == after.get(p)}
+    cpu = next(c for c in built.matrix.columns if c.plugin == "cpu")
+    assert {f"platforms/{cpu.id}.html", f"platforms/{cpu.id}.json", f"platforms/{cpu.id}.runs.js"} <= kept
+    assert "grid/1.html" not in kept and "index.html" not in kept and "matrix.json" not in kept
+    # The same files as a build from scratch.
+    index.unlink()
+    fresh = write_site(build_matrix([records], now=NOW, kits=kits, index=index), tmp_path / "fresh")
+    assert site_contents(site) == site_contents(fresh)

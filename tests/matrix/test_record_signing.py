@@ -239,7 +239,17 @@ def test_the_collector_signs_the_site_it_publishes(vouched_folder, tmp_path):
     assert (checked.returncode, checked.stdout) == (
         0, f"{site / 'matrix.json'}: signed by ci ({signing.fingerprint(CI_KEY.public_key())})\n")
 
+    # A platform's cells are in its own file, which the signed matrix.json names with its digest.
     matrix = json.loads((site / "matrix.json").read_text())
+    platform = site / matrix["columns"][0]["file"]
+    original = platform.read_bytes()
+    platform.write_bytes(original.replace(b'"failed"', b'"passed"').replace(b'"outcome": "passed"', b'"outcome":"passed"'))
+    checked = conformance("matrix", "verify-site", str(site), "--allowed-signers", str(keyring))
+    assert (checked.returncode, checked.stderr) == (
+        1, f"conformance matrix verify-site: {platform}: does not match the digest the signed matrix.json "
+           "gives it\n")
+    platform.write_bytes(original)
+
     matrix["columns"][0]["trust"] = "vendor"
     (site / "matrix.json").write_text(json.dumps(matrix))
     checked = conformance("matrix", "verify-site", str(site), "--allowed-signers", str(keyring))

@@ -1,0 +1,61 @@
+"""The model as JSON data and back: what ``matrix.json`` and the platform files hold,
+and what the index keeps of a platform line between builds.
+
+``dataclasses.asdict`` deep-copies every value on the way, which for a few hundred
+platforms of 300 cells each took longer than rendering their pages; ``to_data``
+only walks the fields.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+
+from conformance.matrix.model import (
+    Cell,
+    Column,
+    Figure,
+    History,
+    Performance,
+    Run,
+    SuiteCount,
+    TestRun,
+    Transition,
+    Waiver,
+)
+
+
+@functools.cache
+def field_names(cls: type) -> tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(cls))
+
+
+def to_data(value: object) -> object:
+    """Dataclasses as dicts, recursively; lists and dicts walked; the rest as is."""
+    if dataclasses.is_dataclass(value):
+        return {name: to_data(getattr(value, name)) for name in field_names(type(value))}
+    if isinstance(value, list):
+        return [to_data(item) for item in value]
+    if isinstance(value, dict):
+        return {key: to_data(item) for key, item in value.items()}
+    return value
+
+
+def _cell(data: dict) -> Cell:
+    waiver = data["waiver"]
+    return Cell(**{**data, "waiver": Waiver(**waiver) if waiver else None,
+                   "tests": [TestRun(**test) for test in data["tests"]]})
+
+
+def column_from(data: dict) -> Column:
+    performance = data["performance"]
+    if performance is not None:
+        performance = Performance(performance["device"], performance["measured_at"],
+                                  [Figure(**figure) for figure in performance["figures"]])
+    return Column(**{**data, "cells": {c: _cell(cell) for c, cell in data["cells"].items()},
+                     "suites": [SuiteCount(**s) for s in data["suites"]], "performance": performance})
+
+
+def history_from(data: dict) -> History:
+    return History(**{**data, "runs": [Run(**run) for run in data["runs"]],
+                      "transitions": [Transition(**t) for t in data["transitions"]]})
