@@ -7,8 +7,8 @@ import inspect
 
 import pytest
 
-from conformance.contract.attention import AttentionBackend, AttentionImpl
 from conformance.contract import rules
+from conformance.contract.attention import AttentionBackend, AttentionImpl
 from conformance.contract.communicator import DeviceCommunicatorBase
 from conformance.contract.platform import Platform
 from conformance.contract.worker import WorkerBase
