@@ -98,6 +98,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"wrote {site}/index.html, matrix.md and matrix.json from "
           f"{plural(len(built.records), 'record')} ({plural(len(built.matrix.columns), 'platform')}; "
           f"{rejected} rejected)")
+    print(f"judged {plural(built.judged, 'record file')}; the others were read from the index {index}")
     if args.signing_key:
         from conformance.matrix.site_signature import sign_site
         from conformance.results.signing import SigningError

@@ -101,6 +101,7 @@ def build_column(record: Accepted, contracts: list[Contract], record_href: str,
         verdict_line=record.verdict_line,
         record=record_href,
         ci_build=safe_link((provenance.get("ci") or {}).get("build_url")),
+        ci_job=ci_job_link(provenance.get("ci") or {}),
         trust=record.trust.level,
         trust_label=record.trust.label(),
         unreleased=unreleased,
@@ -111,6 +112,14 @@ def build_column(record: Accepted, contracts: list[Contract], record_href: str,
         cells=cells,
         performance=performance_of(data),
     )
+
+
+def ci_job_link(ci: dict) -> str | None:
+    """Buildkite shows a job's log at its build's page with the job id as the fragment."""
+    build, job = safe_link(ci.get("build_url")), ci.get("job_id")
+    if build is None or not isinstance(job, str) or not re.fullmatch(r"[0-9a-fA-F-]{1,64}", job):
+        return None
+    return f"{build.split('#')[0]}#{job}"
 
 
 def device_kind(device_type: str, bridge: dict | None) -> tuple[str, str]:

@@ -104,6 +104,7 @@ class Column:
     verdict_line: str
     record: str  # the site-relative path of the record copy
     ci_build: str | None
+    ci_job: str | None  # the CI job's own page (its log), where the record names the job
     #: Who vouches for the record: "vendor" (signed with a key of its folder's
     #: keyring), "ci" (signed with the CI's key, with a build link) or
     #: "self_reported" (unsigned); ``trust_label`` says it in words.

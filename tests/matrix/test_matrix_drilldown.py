@@ -7,7 +7,7 @@ from __future__ import annotations
 from generated_records import make_record, write_record
 from scenario import CONTRACTS, FLAKY, NOW, column, history_of
 
-from conformance.matrix import drilldown
+from conformance.matrix import drilldown, grid
 from conformance.matrix.build import build_matrix
 
 CONTEXT = ("AssertionError: call 1 of 7 (3 requests, query_lens=[1, 4, 9]):\n"
@@ -57,3 +57,12 @@ def test_cells_carry_their_tests_and_history_its_versions_links_and_messages(tmp
     (change,) = history.transitions
     assert (change.contract, change.before, change.after) == (FLAKY, "passed", "failed")
     assert change.message == cell.message
+
+
+def test_the_ci_job_link_is_the_build_page_at_the_job_and_only_an_http_one():
+    build = "https://buildkite.example/org/pipe/builds/7"
+    job = "0190e7a2-5c2d-4b9e-9a61-3f2d1c0b8e11"
+    assert grid.ci_job_link({"build_url": build, "job_id": job}) == f"{build}#{job}"
+    assert grid.ci_job_link({"build_url": build}) is None
+    assert grid.ci_job_link({"build_url": "javascript:alert(1)", "job_id": job}) is None
+    assert grid.ci_job_link({"build_url": build, "job_id": "x\"><script>"}) is None

@@ -121,7 +121,8 @@
         var head = heads[i];
         var on = (!needle || head.getAttribute("data-text").toLowerCase().indexOf(needle) >= 0) &&
           (!field("kind") || head.getAttribute("data-kind") === field("kind")) &&
-          (!field("verdict") || head.getAttribute("data-verdict") === field("verdict"));
+          (!field("verdict") || head.getAttribute("data-verdict") === field("verdict")) &&
+          (!field("stale") || head.getAttribute("data-stale") === field("stale"));
         if (on) {
           shownColumns.push(i);
         } else {
