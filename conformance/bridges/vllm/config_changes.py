@@ -18,16 +18,13 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 
-#: The ``VllmConfig`` fields the kit's requests set, by the name the kit gives them.
-REQUESTED = {
-    "model_config.dtype": "dtype",
-    "cache_config.block_size": "block size",
-    "cache_config.cache_dtype": "KV-cache dtype",
-    "parallel_config.tensor_parallel_size": "tensor-parallel size",
-    "model_config.max_model_len": "max model length",
-    "model_config.quantization": "quantization",
-    "model_config.enforce_eager": "eager mode",
-}
+#: The ``VllmConfig`` fields the kit's requests set (dtype, block size, KV-cache dtype,
+#: tensor-parallel size, max model length, quantization, eager mode).
+REQUESTED = frozenset({
+    "model_config.dtype", "cache_config.block_size", "cache_config.cache_dtype",
+    "parallel_config.tensor_parallel_size", "model_config.max_model_len",
+    "model_config.quantization", "model_config.enforce_eager",
+})
 
 
 class PluginChangedConfig(AssertionError):
