@@ -47,8 +47,9 @@ class VllmConfigChangeWarning(UserWarning):
 def check_and_update_in_child(platform_name: str, config) -> None:
     """Let vLLM's platform ``platform_name`` (a ``vllm:`` plugin name without the
     prefix) check ``config`` (the kit's ``EngineConfig``): a refusal raises
-    ``ValueError`` with vLLM's message; what the hook changed in a field the kit's
-    config has is carried into ``config`` and reported as the plugin's change."""
+    ``ValueError`` with vLLM's message; else ``config``'s fields take their values in
+    the ``VllmConfig`` vLLM made of it, and the hook's changes among them are reported
+    as the plugin's."""
     request = {"model": config.model, "dtype": str(config.dtype).removeprefix("torch."),
                "kv_cache_dtype": config.kv_cache_dtype, "block_size": config.block_size,
                "tensor_parallel_size": config.tensor_parallel_size,
