@@ -28,9 +28,14 @@ def _platform(column: Column) -> OverviewCell:
                         f"{column.device} · {column.distribution} {column.plugin_version}")
 
 
+#: The overview's word for each device kind, with the platform page's note shortened.
+_KINDS = {"host_cpu": ("host CPU", "torch device type cpu: an emulation unless the device is a CPU"),
+          "bridged": ("bridged", "")}
+
+
 def _device(column: Column) -> OverviewCell:
-    word = {"host_cpu": "host CPU", "bridged": "bridged"}.get(column.device_kind, column.device_type)
-    return OverviewCell(word, word, column.bridged or column.device_note, f"kind-{column.device_kind}")
+    word, detail = _KINDS.get(column.device_kind, (column.device_type, "torch device type"))
+    return OverviewCell(word, word, column.bridged or detail, f"kind-{column.device_kind}")
 
 
 def _verdict(column: Column) -> OverviewCell:
@@ -78,7 +83,7 @@ def _performance(column: Column) -> OverviewCell:
 def overview_columns(suites: list[str]) -> list[OverviewColumn]:
     """The overview's columns, with a count per suite of the kit."""
     return [
-        OverviewColumn("platform", "platform", "the plugin, its device, distribution and version", _platform),
+        OverviewColumn("platform", "plugin", "the plugin, its device, distribution and version", _platform),
         OverviewColumn("device", "device", "what computes the results: a device, the host CPU "
                        "(an emulation unless the device is a CPU), or another engine's plugin through a bridge",
                        _device),

@@ -73,6 +73,6 @@ def test_markdown_escapes_pipes_backticks_brackets_and_html(site):
     assert "<script" not in markdown and "<b " not in markdown and "<img" not in markdown
     row = next(line for line in markdown.splitlines() if line.startswith("| \"&gt;&lt;script&gt;"))
     assert "1 \\| \\`2\\`" in row  # the version's pipe and backticks stay text
-    header = next(line for line in markdown.splitlines() if line.startswith("| platform |"))
+    header = next(line for line in markdown.splitlines() if line.startswith("| plugin |"))
     assert row.count(" | ") == header.count(" | ")
     assert "](javascript" not in markdown
