@@ -42,7 +42,7 @@ import torch
 
 from conformance.bridges.vllm.config import build_vllm_config, restored_environment
 from conformance.bridges.vllm.config_changes import refuse_changed
-from conformance.bridges.vllm.errors import BridgeLimitation, VllmPluginError, plugin_label
+from conformance.bridges.vllm.errors import BridgeLimitation, named_class, plugin_label
 from conformance.bridges.vllm.packing import derive_unpacking
 from conformance.contract.attention import (
     AttentionBackend,
@@ -296,23 +296,11 @@ def bridged_name(qualname: str) -> str:
 
 
 def vllm_backend_class(qualname: str) -> type:
-    """vLLM's backend class ``qualname``, imported as vLLM's selector imports it; a
-    name that does not import, or names no vLLM ``AttentionBackend``, is the plugin's
-    error, named by the plugin's qualified names."""
-    from vllm.utils.import_utils import resolve_obj_by_qualname
+    """vLLM's backend class ``qualname``, imported as vLLM's selector imports it."""
     from vllm.v1.attention.backend import AttentionBackend as VllmAttentionBackend
 
-    try:
-        backend = resolve_obj_by_qualname(qualname)
-    except Exception as exc:
-        raise VllmPluginError(
-            f"vLLM platform plugin {plugin_label()}: get_attn_backend_cls names {qualname!r}, "
-            f"which vLLM's selector cannot import: {type(exc).__name__}: {exc}") from exc
-    if not (isinstance(backend, type) and issubclass(backend, VllmAttentionBackend)):
-        raise VllmPluginError(
-            f"vLLM platform plugin {plugin_label()}: get_attn_backend_cls names {qualname!r}, "
-            f"which is {backend!r}, not a subclass of vLLM's AttentionBackend")
-    return backend
+    return named_class(qualname, VllmAttentionBackend,
+                       f"vLLM platform plugin {plugin_label()}: get_attn_backend_cls names")
 
 
 @functools.cache

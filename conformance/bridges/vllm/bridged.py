@@ -11,8 +11,8 @@ plugins are installed.
 from __future__ import annotations
 
 import functools
-import pkgutil
 
+from conformance.bridges.vllm.errors import named_class
 from conformance.bridges.vllm.lookup import vllm_plugin
 from conformance.bridges.vllm.platform import VllmBridgedPlatform, bridge_platform
 from conformance.bridges.vllm.versions import installed_vllm
@@ -30,18 +30,10 @@ def _bridged(name: str) -> type[VllmBridgedPlatform]:
     import vllm.platforms
     from vllm.platforms.interface import Platform as VllmPlatform
 
-    # As vLLM's resolution does (resolve_obj_by_qualname, then an instance); what the
-    # plugin got wrong is named by the plugin's own names, never the bridge's.
-    try:
-        platform_class = pkgutil.resolve_name(qualname)
-    except Exception as exc:
-        raise PlatformPluginError(
-            f"vLLM platform plugin {name!r} ({value}) names {qualname!r}, which does not "
-            f"import: {type(exc).__name__}: {exc}") from exc
-    if not (isinstance(platform_class, type) and issubclass(platform_class, VllmPlatform)):
-        raise PlatformPluginError(
-            f"vLLM platform plugin {name!r} ({value}) names {qualname!r}, which is "
-            f"{platform_class!r}, not a subclass of vLLM's Platform")
+    # As vLLM's resolution does (the class by its qualified name, then an instance);
+    # what the plugin got wrong is named by the plugin's own names, never the bridge's.
+    platform_class = named_class(qualname, VllmPlatform, f"vLLM platform plugin {name!r} ({value}) names",
+                                 PlatformPluginError)
     vllm_platform = platform_class()
     vllm.platforms.current_platform = vllm_platform
     return bridge_platform(name, vllm_platform)

@@ -15,13 +15,12 @@ the kit's call: the collective, the tensor's shape and dtype, and the arguments.
 from __future__ import annotations
 
 import os
-import pkgutil
 import uuid
 
 import torch
 import torch.distributed as dist
 
-from conformance.bridges.vllm.errors import VllmPluginError, plugin_label
+from conformance.bridges.vllm.errors import named_class, plugin_label
 from conformance.contract.communicator import DeviceCommunicatorBase
 
 
@@ -95,13 +94,13 @@ class VllmCommunicator(DeviceCommunicatorBase):
 
 def vllm_communicator_class(qualname: str) -> type:
     """vLLM's communicator class ``qualname``, imported as vLLM's ``GroupCoordinator``
-    imports it; a name that does not import is the plugin's error, named by it."""
-    try:
-        return pkgutil.resolve_name(qualname)
-    except Exception as exc:
-        raise VllmPluginError(
-            f"vLLM platform plugin {plugin_label()}: get_device_communicator_cls names "
-            f"{qualname!r}, which does not import: {type(exc).__name__}: {exc}") from exc
+    imports it."""
+    from vllm.distributed.device_communicators.base_device_communicator import (
+        DeviceCommunicatorBase as VllmCommunicatorBase,
+    )
+
+    return named_class(qualname, VllmCommunicatorBase,
+                       f"vLLM platform plugin {plugin_label()}: get_device_communicator_cls names")
 
 
 def _agree_on_dist_ident(group: dist.ProcessGroup) -> None:

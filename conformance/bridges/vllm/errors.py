@@ -5,9 +5,14 @@
   import, a class of the wrong kind), named by the plugin's own qualified names;
 - ``BridgeLimitation``: something vLLM has that the bridge does not drive: the kit's
   limit, never used for what the plugin chose (``config_changes`` blames those).
+
+``named_class`` imports a class a plugin names (its platform, attention backend,
+communicator) as vLLM imports it, and says in one line who named what when it fails.
 """
 
 from __future__ import annotations
+
+import pkgutil
 
 
 class VllmInterfaceGap(Exception):
@@ -30,3 +35,18 @@ def plugin_label() -> str:
 
     platform_class = type(current_platform)
     return f"{platform_class.__module__}.{platform_class.__qualname__}"
+
+
+def named_class(qualname: str, base: type, named_by: str,
+                error: type[Exception] = VllmPluginError) -> type:
+    """The class ``qualname`` names, imported as vLLM imports the qualified names a
+    plugin returns. ``named_by`` ("vLLM platform plugin 'pkg.Platform':
+    get_attn_backend_cls names") starts the ``error`` raised when it does not import or
+    is not a subclass of vLLM's ``base``."""
+    try:
+        named = pkgutil.resolve_name(qualname)
+    except Exception as exc:
+        raise error(f"{named_by} {qualname!r}, which does not import: {type(exc).__name__}: {exc}") from exc
+    if not (isinstance(named, type) and issubclass(named, base)):
+        raise error(f"{named_by} {qualname!r}, which is {named!r}, not a subclass of vLLM's {base.__name__}")
+    return named
