@@ -13,8 +13,10 @@ on a run leaves no engine behind.
 
 from __future__ import annotations
 
+import atexit
 import ctypes
 import multiprocessing
+import multiprocessing.util
 import os
 import pickle
 import signal
@@ -59,11 +61,17 @@ class ChildProcess:
     def __init__(self, name: str, environment: dict[str, str] | None = None) -> None:
         context = multiprocessing.get_context("spawn")
         self._connection, child_end = context.Pipe()
+        # Not a daemon: vLLM's engine starts processes of its own (a tensor-parallel
+        # executor's workers), which a daemonic process may not.
         self._process = context.Process(target=_serve, args=(child_end, dict(environment or {})),
-                                        name=name, daemon=True)
+                                        name=name)
         self._process.start()
         child_end.close()
         self._finalizer = weakref.finalize(self, _stop, self._process, self._connection)
+        # Stopped by _stop_at_exit instead, before multiprocessing joins every
+        # non-daemonic child at exit (it would wait forever on one that waits for calls).
+        self._finalizer.atexit = False
+        _LIVE.add(self)
 
     def call(self, function: Callable[..., Any], *args: Any) -> Any:
         """``function(*args)`` in the child: what it returns, or what it raised, raised
@@ -94,6 +102,15 @@ class ChildProcess:
         """Tell the child to end; kill it if it has not within a few seconds.
         Idempotent; also done when the object is collected, or at exit."""
         self._finalizer()
+
+
+_LIVE: weakref.WeakSet[ChildProcess] = weakref.WeakSet()
+
+
+@atexit.register  # after multiprocessing.util's (imported above): atexit runs it first
+def _stop_at_exit() -> None:
+    for child in list(_LIVE):
+        child.stop()
 
 
 def _stop(process, connection) -> None:
