@@ -49,6 +49,11 @@ BROKEN = {
         "platform",
         {"platform.custom_ops.match_reference"},
     ),
+    "short_rotary_ops": (
+        "kit_test_plugins.short_rotary_ops:ShortRotaryPlatform.plugin",
+        "platform",
+        {"platform.custom_ops.match_reference"},
+    ),
     "missing_ops_module": (
         "kit_test_plugins.custom_ops:MissingOpsModulePlatform.plugin",
         "platform",

@@ -3,9 +3,9 @@
 It follows the rules of ``AttentionImpl.forward`` literally: write the new keys and
 values to their slots, gather each request's whole context through its block table,
 score every query against every context position, mask what the rules exclude, and
-take the softmax-weighted sum. It is batched (one padded ``[requests, queries, keys]``
-problem, no loop over tokens) so it can also serve as the engine's CPU path, but it
-takes no shortcut that would need an argument to be believed correct. With
+take the softmax-weighted sum, one request at a time (a padded batch would spend most
+of its work on padding when a long prefill shares a batch with decodes). It takes no
+shortcut that would need an argument to be believed correct. With
 ``compute_dtype=torch.float64`` it is the tolerance reference for every kernel.
 """
 
@@ -44,43 +44,31 @@ class OracleAttentionImpl(AttentionImpl):
         # the yardstick, so it should not add rounding of its own.
         dtype = self.compute_dtype or torch.promote_types(query.dtype, torch.float32)
         block_size = kv_cache.shape[2]
-        starts = metadata.query_start_loc.long()
-        seq_lens = metadata.seq_lens.long()
-        query_lens = starts[1:] - starts[:-1]
-        num_reqs, device = seq_lens.shape[0], query.device
         group = self.num_heads // self.num_kv_heads
+        starts = metadata.query_start_loc.tolist()
+        for request, seq_len in enumerate(metadata.seq_lens.tolist()):
+            start, end = starts[request], starts[request + 1]
+            if end == start:
+                continue
+            # The request's context, positions 0 .. seq_len-1, through its block table;
+            # slots past it are never read, whatever they hold.
+            key_pos = torch.arange(seq_len, device=query.device)
+            slots = metadata.block_table[request].long()[key_pos // block_size] * block_size + key_pos % block_size
+            k, v = key_cache[slots].to(dtype), value_cache[slots].to(dtype)
+            # Query i sits at position context_len + i; query head h = n * group + g
+            # reads KV head n, so heads are viewed as (n, g).
+            query_pos = key_pos[seq_len - (end - start):]
+            q = query[start:end].view(end - start, self.num_kv_heads, group, self.head_size).to(dtype)
+            allowed = key_pos[None, :] <= query_pos[:, None]
+            if self.sliding_window is not None:
+                allowed &= query_pos[:, None] - key_pos[None, :] < self.sliding_window
 
-        # Each real token's (request, index within the request's new tokens). Query
-        # head h = n * group + g reads KV head n, so heads are viewed as (n, g).
-        token_req = torch.repeat_interleave(torch.arange(num_reqs, device=device), query_lens)
-        token_idx = torch.arange(n, device=device) - starts[token_req]
-        q = query.new_zeros(
-            num_reqs, metadata.max_query_len, self.num_kv_heads, group, self.head_size, dtype=dtype
-        )
-        q[token_req, token_idx] = query[:n].view(n, self.num_kv_heads, group, self.head_size).to(dtype)
-
-        # Every request's context, positions 0 .. max_seq_len-1, through its block table.
-        key_pos = torch.arange(metadata.max_seq_len, device=device)
-        blocks = metadata.block_table.long()[:, key_pos // block_size].clamp(min=0)
-        context_slots = blocks * block_size + key_pos % block_size
-        in_context = key_pos[None, :] < seq_lens[:, None]  # [reqs, keys]
-        k = key_cache[context_slots].to(dtype)
-        # Positions past a request's context may hold anything, even NaN; zero them so
-        # a zero probability cannot turn into NaN in the weighted sum.
-        v = torch.where(in_context[..., None, None], value_cache[context_slots].to(dtype), 0)
-
-        # Query i of a request sits at position context_len + i.
-        query_pos = (seq_lens - query_lens)[:, None] + torch.arange(metadata.max_query_len, device=device)
-        allowed = (key_pos[None, None, :] <= query_pos[:, :, None]) & in_context[:, None, :]
-        if self.sliding_window is not None:
-            allowed &= query_pos[:, :, None] - key_pos[None, None, :] < self.sliding_window
-
-        scores = torch.einsum("rqngd,rknd->rngqk", q, k) * self.scale
-        if self.logits_soft_cap is not None:
-            scores = self.logits_soft_cap * torch.tanh(scores / self.logits_soft_cap)
-        scores = scores.masked_fill(~allowed[:, None, None], float("-inf"))
-        out = torch.einsum("rngqk,rknd->rqngd", scores.softmax(dim=-1), v)
-        output[:n] = out[token_req, token_idx].flatten(1, 2).to(output.dtype)
+            scores = torch.einsum("qngd,knd->ngqk", q, k) * self.scale
+            if self.logits_soft_cap is not None:
+                scores = self.logits_soft_cap * torch.tanh(scores / self.logits_soft_cap)
+            scores = scores.masked_fill(~allowed, float("-inf"))
+            out = torch.einsum("ngqk,knd->qngd", scores.softmax(dim=-1), v)
+            output[start:end] = out.flatten(1, 2).to(output.dtype)
         output[n:] = 0
         return output
 

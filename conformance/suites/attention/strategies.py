@@ -163,28 +163,31 @@ def build_batch(spec: BatchSpec, backend: type[AttentionBackend], device: torch.
     width = max(blocks_per_req)
     block_table = torch.tensor([t + [-1] * (width - len(t)) for t in tables], dtype=torch.int32)
 
-    def slot(r: int, p: int) -> int:
-        return tables[r][p // bs] * bs + p % bs
+    def slots(r: int, first: int, end: int) -> torch.Tensor:
+        """The cache slots of positions ``first .. end-1`` of request ``r``."""
+        positions = torch.arange(first, end)
+        return block_table[r].long()[positions // bs] * bs + positions % bs
 
     def rand(rows: int, heads: int, scale: float = 1.0) -> torch.Tensor:
-        return (torch.randn(rows, heads, head, generator=gen, dtype=torch.float64) * scale).to(spec.dtype)
+        return (torch.randn(rows, heads, head, generator=gen) * scale).to(spec.dtype)
 
     shape = backend.get_kv_cache_shape(num_blocks, bs, kv_heads, head)
     kv_cache = torch.full(shape, float("nan"), dtype=spec.dtype)
-    for r, length in enumerate(seq_lens):
-        tail = torch.tensor([slot(r, p) for p in range(length, blocks_per_req[r] * bs)], dtype=torch.long)
-        kv_cache.view(2, -1, kv_heads, head)[:, tail] = unused_tails
-    for r, context in enumerate(spec.context_lens):
-        slots = torch.tensor([slot(r, p) for p in range(context)], dtype=torch.long)
-        kv_cache[0].view(-1, kv_heads, head)[slots] = rand(context, kv_heads, 2.0)
-        kv_cache[1].view(-1, kv_heads, head)[slots] = rand(context, kv_heads, spec.value_scale)
+    key_cache, value_cache = kv_cache[0].view(-1, kv_heads, head), kv_cache[1].view(-1, kv_heads, head)
+    for r, (length, context) in enumerate(zip(seq_lens, spec.context_lens)):
+        tail = slots(r, length, blocks_per_req[r] * bs)
+        key_cache[tail] = unused_tails
+        value_cache[tail] = unused_tails
+        written = slots(r, 0, context)
+        key_cache[written] = rand(context, kv_heads, 2.0)
+        value_cache[written] = rand(context, kv_heads, spec.value_scale)
     n, pad = sum(spec.query_lens), spec.padding_tokens
-    slot_mapping = [slot(r, c + i) for r, (q, c) in enumerate(zip(spec.query_lens, spec.context_lens))
-                    for i in range(q)] + [-1] * pad
+    new_slots = [slots(r, c, c + q) for r, (q, c) in enumerate(zip(spec.query_lens, spec.context_lens))]
+    slot_mapping = torch.cat([*new_slots, torch.full((pad,), -1, dtype=torch.long)])
     query_start_loc = torch.tensor([0, *spec.query_lens], dtype=torch.int32).cumsum(0, dtype=torch.int32)
     metadata = AttentionMetadata(
         query_start_loc=query_start_loc.to(device), seq_lens=torch.tensor(seq_lens, dtype=torch.int32).to(device),
-        block_table=block_table.to(device), slot_mapping=torch.tensor(slot_mapping, dtype=torch.long).to(device),
+        block_table=block_table.to(device), slot_mapping=slot_mapping.to(device),
         max_query_len=max(spec.query_lens), max_seq_len=max(seq_lens), num_actual_tokens=n,
     )
     return Batch(spec, rand(n + pad, spec.num_heads, 2.0).to(device), rand(n + pad, kv_heads, 2.0).to(device),

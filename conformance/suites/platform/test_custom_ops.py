@@ -53,12 +53,12 @@ def test_custom_ops_module_imports(platform):
 
 @pytest.mark.contract("platform.custom_ops.match_reference")
 def test_custom_ops_match_the_torch_layers(platform, capabilities, device):
-    """Seeded random inputs of 1 and 37 rows, odd widths, every declared dtype: each
-    defined op (and ``rms_norm``'s in-place residual) against the reference layer's
-    ``forward_native`` or ``F.linear``, per-dtype tolerance."""
+    """Seeded random inputs of 1 and 37 rows, odd widths, every declared dtype (and,
+    for ``rotary_embedding``, every declared head size): each defined op (and
+    ``rms_norm``'s in-place residual) against the reference layer's ``forward_native``
+    or ``F.linear``, per-dtype tolerance."""
     ops = _custom_ops(platform)
     gen = torch.Generator().manual_seed(0)
-    head_size = capabilities.head_sizes[0]
     for dtype in capabilities.dtypes:
         for rows in ROWS:
             def rand(*shape, dtype=dtype):
@@ -74,11 +74,12 @@ def test_custom_ops_match_the_torch_layers(platform, capabilities, device):
                 _check(f"rms_norm with residual ({where})", ops["rms_norm"](x, norm.weight, norm.eps, residual),
                        expected, dtype)
                 _check(f"rms_norm's updated residual ({where})", residual, expected_residual, dtype)
-            if "rotary_embedding" in ops:
+            for head_size in capabilities.head_sizes if "rotary_embedding" in ops else ():
                 rope = RotaryEmbedding(head_size, 4096, 10000.0).to(device)
                 positions = torch.randint(0, 4096, (rows,), generator=gen).to(device)
                 x = rand(rows, 3, head_size)
-                _check(f"rotary_embedding ({where})", ops["rotary_embedding"](positions, x, rope.cos, rope.sin),
+                _check(f"rotary_embedding ({where}, head size {head_size})",
+                       ops["rotary_embedding"](positions, x, rope.cos, rope.sin),
                        rope.forward_native(positions, x), dtype)
             if "silu_and_mul" in ops:
                 x = rand(rows, 2 * INTERMEDIATE)

@@ -26,7 +26,15 @@ class AttentionTestPlatform(TestPlatform):
 
 
 class TritonInterpretedPlatform(AttentionTestPlatform):
+    """The cuda platform's Triton backend on CPU tensors, declaring two values of each
+    dimension the covering batches pair up: the interpreter runs every program
+    instance in Python, and the cpu declaration's batches would take it minutes. The
+    batches' lengths still cross its key tiles and cache blocks; the cuda platform's
+    whole declaration is checked on a GPU."""
+
     attention_backend = "conformance.reference_engine.attention.triton_attn.TritonAttentionBackend"
+    capabilities = dataclasses.replace(TestPlatform.capabilities, dtypes=(torch.float32, torch.float16),
+                                       head_sizes=(32, 64), block_sizes=(16, 32))
 
 
 class TritonOpsInterpretedPlatform(TritonInterpretedPlatform):
