@@ -2,7 +2,6 @@
 head it rotates the first 32 pairs and copies the rest through unrotated, so only a
 platform's larger declared head sizes see the bug."""
 
-import torch
 from kit_test_plugins import TestPlatform
 
 TILE_PAIRS = 32
