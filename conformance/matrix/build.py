@@ -35,6 +35,9 @@ class Built:
     copies: dict[str, tuple[Path, str]]  # site-relative path -> (record file, its sha256)
     judged: int  # record files judged by this build; the others were read from the index
     run_scripts: dict[str, str]  # column id -> its runs for the diff page (``diff_data``)
+    #: Columns read from the index as outlines (``codec.outline``): their platform's
+    #: own page and file are the kept ones, or made from the index's whole model.
+    outlined: frozenset[str]
     #: Column id -> a digest of everything its platform's files are made from: a file
     #: made with the same key is the same, and is reused from the previous site.
     line_keys: dict[str, str]
@@ -74,10 +77,6 @@ def build_matrix(paths: Iterable[str | os.PathLike], *, now: datetime.datetime |
         common = [renderer_digest(), window, [(c.id, c.rule, c.required) for c in contracts]]
         keys = {grid.column_id(*line): _line_key(lines[line], stale[line], now, common) for line in ordered}
         cached = records_index.cached_lines(keys)
-        fresh = [line for line in ordered if grid.column_id(*line) not in cached]
-        # What the pages of a changed line read outcomes of: its compared window and newest record.
-        shown = {r.digest: r for line in fresh for r in [*history.compared(lines[line])[-window:], lines[line][-1]]}
-        records_index.load(list(shown.values()), with_tests=[lines[line][-1].digest for line in fresh])
 
         def message_of(record: Accepted, contract: str) -> str:
             outcome = record.data["contracts"][contract]["outcome"]
@@ -87,16 +86,24 @@ def build_matrix(paths: Iterable[str | os.PathLike], *, now: datetime.datetime |
         for line in ordered:
             runs, column_id = lines[line], grid.column_id(*line)
             if column_id in cached:
-                model, run_scripts[column_id] = cached[column_id]
-                column, line_history = codec.column_from(model["column"]), codec.history_from(model["history"])
+                outline, run_scripts[column_id] = records_index.cached_outline(column_id)
+                column, line_history = codec.column_from(outline["column"]), codec.history_from(outline["history"])
             else:
-                line_history = history.build_history(column_id, runs, contract_ids, href, window, message_of)
+                # Outcomes of the line's compared window and newest record, and the newest
+                # one's tests, are read for this line only, and let go once it is built.
                 diffed = history.compared(runs)[-window:]
+                shown = list({r.digest: r for r in [*diffed, runs[-1]]}.values())
+                records_index.load(shown, with_tests=[runs[-1].digest])
+                line_history = history.build_history(column_id, runs, contract_ids, href, window, message_of)
                 column = grid.build_column(runs[-1], contracts, href[runs[-1].path], history.regressions(diffed),
                                            line_history.flaky, stale[line], now, _unreleased(runs[-1]))
+                for record in shown:
+                    del record.data["contracts"], record.data["tests"]
                 outcomes = records_index.outcomes([r.digest for r in runs])
                 run_scripts[column_id] = runs_script(line_history, {d[:12]: o for d, o in outcomes.items()})
                 records_index.keep_line(column_id, keys[column_id], platform_data(column, line_history),
+                                        json.dumps({"column": codec.to_data(codec.outline(column)),
+                                                    "history": codec.to_data(codec.history_outline(line_history))}),
                                         run_scripts[column_id])
             columns.append(column)
             histories.append(line_history)
@@ -125,7 +132,7 @@ def build_matrix(paths: Iterable[str | os.PathLike], *, now: datetime.datetime |
         rejected=rejected,
     )
     return Built(matrix, records, {href[r.path]: (r.path, r.digest) for r in records}, judged,
-                 run_scripts, keys, Path(index) if index is not None else None)
+                 run_scripts, frozenset(cached), keys, Path(index) if index is not None else None)
 
 
 def platform_data(column: Column, line_history: History) -> str:

@@ -59,3 +59,15 @@ def column_from(data: dict) -> Column:
 def history_from(data: dict) -> History:
     return History(**{**data, "runs": [Run(**run) for run in data["runs"]],
                       "transitions": [Transition(**t) for t in data["transitions"]]})
+
+
+def outline(column: Column) -> Column:
+    """``column`` without what only its platform's own page and file show: each cell's
+    message, duration and tests."""
+    return dataclasses.replace(column, cells={c: dataclasses.replace(cell, message="", duration=None, tests=[])
+                                              for c, cell in column.cells.items()})
+
+
+def history_outline(history: History) -> History:
+    """``history`` without its transitions, which only its platform's own page shows."""
+    return dataclasses.replace(history, transitions=[])

@@ -44,7 +44,7 @@ from conformance.matrix.sources import (
 from conformance.results import signing, waivers
 
 #: Bumped when a table changes: an index of another format is dropped and rebuilt.
-INDEX_FORMAT = "1"
+INDEX_FORMAT = "3"
 
 SCHEMA = (
     "CREATE TABLE IF NOT EXISTS index_meta (name VARCHAR(64) PRIMARY KEY, value TEXT NOT NULL)",
@@ -65,14 +65,18 @@ SCHEMA = (
     " nodeid TEXT NOT NULL, contract VARCHAR(200), outcome VARCHAR(20) NOT NULL,"
     " duration DOUBLE PRECISION NOT NULL, message TEXT NOT NULL, PRIMARY KEY (digest, position))",
     "CREATE INDEX IF NOT EXISTS records_by_line ON records (distribution, plugin, device, started_utc)",
+    # Every contract id an indexed record names: the grid's rows beyond the mustpass list.
+    "CREATE TABLE IF NOT EXISTS named_contracts (contract VARCHAR(200) PRIMARY KEY)",
     # Per platform line, the model and diff data last made, under the key of what made them.
+    # ``outline`` is the model without what only the platform's own files show (the
+    # cells' messages and tests): what the other pages read of an unchanged line.
     "CREATE TABLE IF NOT EXISTS line_cache (column_id VARCHAR(64) PRIMARY KEY, line_key CHAR(64) NOT NULL,"
-    " model TEXT NOT NULL, runs_script TEXT NOT NULL)",
+    " model TEXT NOT NULL, outline TEXT NOT NULL, runs_script TEXT NOT NULL)",
     # What the last build wrote into each site: a file with the same key is reused.
     "CREATE TABLE IF NOT EXISTS site_files (site TEXT NOT NULL, path TEXT NOT NULL,"
     " file_key CHAR(64) NOT NULL, sha256 CHAR(64) NOT NULL, PRIMARY KEY (site, path))",
 )
-_TABLES = ("files", "records", "contract_outcomes", "tests", "line_cache", "site_files")
+_TABLES = ("files", "records", "contract_outcomes", "tests", "named_contracts", "line_cache", "site_files")
 #: The record's sections other than those with tables of their own, kept whole.
 _EXTRAS = ("capability_coverage", "performance")
 #: Below this many files to judge, a pool of processes costs more than it saves.
@@ -110,6 +114,9 @@ class RecordIndex:
         if str(path) != ":memory:":
             Path(path).parent.mkdir(parents=True, exist_ok=True)
         self.db = sqlite3.connect(str(path))
+        # A cache: after a crash it is rebuilt from the records, so it skips the
+        # per-commit flush to disk (SQLite's own setting; nothing a query depends on).
+        self.db.execute("PRAGMA synchronous = OFF")
         self.judged = 0  # files the last ``ingest`` judged (the rest came from the index)
         for statement in SCHEMA:
             self.db.execute(statement)
@@ -190,6 +197,8 @@ class RecordIndex:
                         " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", record_row)
         self.db.executemany("INSERT INTO contract_outcomes (digest, contract, outcome) VALUES (?, ?, ?)",
                             outcome_rows)
+        named = {row[1] for row in outcome_rows} - self.contract_ids()
+        self.db.executemany("INSERT INTO named_contracts (contract) VALUES (?)", [(c,) for c in named])
         self.db.executemany("INSERT INTO tests (digest, position, nodeid, contract, outcome, duration,"
                             " message) VALUES (?, ?, ?, ?, ?, ?, ?)", test_rows)
 
@@ -197,6 +206,8 @@ class RecordIndex:
         for table in ("records", "contract_outcomes", "tests"):
             self.db.execute(f"DELETE FROM {table} WHERE digest NOT IN"
                             " (SELECT digest FROM files WHERE digest IS NOT NULL)")
+        self.db.execute("DELETE FROM named_contracts")
+        self.db.execute("INSERT INTO named_contracts (contract) SELECT DISTINCT contract FROM contract_outcomes")
 
     def _accepted(self) -> list[Accepted]:
         """One per content, at the first path that holds it; oldest first per line."""
@@ -215,20 +226,27 @@ class RecordIndex:
                                     signing.Trust(level, signer, key), bool(released)))
         return records
 
-    def cached_lines(self, keys: dict[str, str]) -> dict[str, tuple[dict, str]]:
-        """The kept (model data, runs script) of the lines whose key is unchanged."""
-        found = {}
-        for column_id, key, model, script in self.db.execute(
-                "SELECT column_id, line_key, model, runs_script FROM line_cache"):
-            if keys.get(column_id) == key:
-                found[column_id] = (json.loads(model), script)
-        return found
+    def cached_lines(self, keys: dict[str, str]) -> set[str]:
+        """The lines whose kept model and diff data were made under their current key."""
+        return {column_id for column_id, key in self.db.execute("SELECT column_id, line_key FROM line_cache")
+                if keys.get(column_id) == key}
 
-    def keep_line(self, column_id: str, key: str, model: str, script: str) -> None:
-        with self.db:
-            self.db.execute("DELETE FROM line_cache WHERE column_id = ?", (column_id,))
-            self.db.execute("INSERT INTO line_cache (column_id, line_key, model, runs_script) VALUES (?, ?, ?, ?)",
-                            (column_id, key, model, script))
+    def cached_outline(self, column_id: str) -> tuple[dict, str]:
+        """A line's kept (outline data, runs script)."""
+        outline, script = self.db.execute("SELECT outline, runs_script FROM line_cache WHERE column_id = ?",
+                                          (column_id,)).fetchone()
+        return json.loads(outline), script
+
+    def cached_model(self, column_id: str) -> dict:
+        """A line's kept model data, whole."""
+        return json.loads(self.db.execute("SELECT model FROM line_cache WHERE column_id = ?",
+                                          (column_id,)).fetchone()[0])
+
+    def keep_line(self, column_id: str, key: str, model: str, outline: str, script: str) -> None:
+        """Kept on ``forget_lines_but``'s commit, so a build writes its lines at once."""
+        self.db.execute("DELETE FROM line_cache WHERE column_id = ?", (column_id,))
+        self.db.execute("INSERT INTO line_cache (column_id, line_key, model, outline, runs_script)"
+                        " VALUES (?, ?, ?, ?, ?)", (column_id, key, model, outline, script))
 
     def forget_lines_but(self, keys: dict[str, str]) -> None:
         with self.db:
@@ -248,7 +266,7 @@ class RecordIndex:
 
     def contract_ids(self) -> set[str]:
         """Every contract id an indexed record names."""
-        return {row[0] for row in self.db.execute("SELECT DISTINCT contract FROM contract_outcomes")}
+        return {row[0] for row in self.db.execute("SELECT contract FROM named_contracts")}
 
     def outcomes(self, digests: list[str]) -> dict[str, dict[str, str]]:
         """Each record's contract outcomes, by digest."""

@@ -17,7 +17,7 @@ from collections.abc import Callable
 import jinja2
 
 from conformance.matrix import presentation
-from conformance.matrix.model import Column, Matrix
+from conformance.matrix.model import Column, History, Matrix
 from conformance.results.outcomes import CELL_OUTCOMES, FAILING
 from conformance.results.signing import CI, SELF_REPORTED, VENDOR
 
@@ -76,9 +76,13 @@ def grid_note(matrix: Matrix, columns: int) -> str:
             f"{presentation.plural(columns, 'platform')} — do not edit")
 
 
-def planned_pages(matrix: Matrix, line_keys: dict[str, str]) -> dict[str, Page]:
+def planned_pages(matrix: Matrix, line_keys: dict[str, str],
+                  whole: Callable[[Column, History], tuple[Column, History]] = lambda c, h: (c, h)
+                  ) -> dict[str, Page]:
     """Site-relative path -> page. A platform's page is keyed by its line's key, a
-    grid page by its platforms' keys: unchanged, they are the pages of the last build."""
+    grid page by its platforms' keys: unchanged, they are the pages of the last build.
+    ``whole`` gives a column and history with all their platform's page shows, where
+    the matrix holds their outlines."""
     env = environment()
     groups = [(suite, list(contracts))
               for suite, contracts in itertools.groupby(matrix.contracts, key=lambda c: c.suite)]
@@ -110,10 +114,15 @@ def planned_pages(matrix: Matrix, line_keys: dict[str, str]) -> dict[str, Page]:
     for column, history in zip(matrix.columns, matrix.histories):
         rows = [row for row in matrix.capabilities if row.cells[column.id].state != "not_declared"]
         key = _digest(["platform", grid_page[column.id], line_keys.get(column.id)])
-        pages[f"platforms/{column.id}.html"] = (key, page(
-            "platform.html.j2", note=platform_note(matrix, len(history.runs)), column=column,
-            history=history, capability_rows=rows, grid_page=grid_page[column.id], root="../",
-            title=f"{column.plugin} on {column.device}"))
+
+        def platform_page(column: Column = column, history: History = history, rows: list = rows) -> str:
+            column, history = whole(column, history)
+            return env.get_template("platform.html.j2").render(**{
+                **common, "note": platform_note(matrix, len(history.runs)), "column": column,
+                "history": history, "capability_rows": rows, "grid_page": grid_page[column.id],
+                "root": "../", "title": f"{column.plugin} on {column.device}"})
+
+        pages[f"platforms/{column.id}.html"] = (key, platform_page)
     return pages
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from conformance.matrix import codec
 from conformance.matrix.build import GENERATOR, Built, platform_data
 from conformance.matrix.index import RecordIndex
-from conformance.matrix.model import Column, Matrix
+from conformance.matrix.model import Column, History, Matrix
 from conformance.matrix.render_html import Page, planned_pages
 from conformance.matrix.render_markdown import render_markdown
 
@@ -49,15 +49,22 @@ def platform_file(column_id: str) -> str:
     return f"platforms/{column_id}.json"
 
 
-def planned_files(built: Built) -> dict[str, Page]:
+def planned_files(built: Built, records_index: RecordIndex) -> dict[str, Page]:
     """Site-relative path -> (key, maker) for the files made from the model; the
     others (``matrix.json``, ``matrix.md``, static files, record copies) are written
-    by ``write_site`` on every build."""
-    files = planned_pages(built.matrix, built.line_keys)
+    by ``write_site`` on every build. A column the build read as an outline is made
+    whole from the index only when its platform's files are made again."""
+    def whole(column: Column, history: History) -> tuple[Column, History]:
+        if column.id not in built.outlined:
+            return column, history
+        model = records_index.cached_model(column.id)
+        return codec.column_from(model["column"]), codec.history_from(model["history"])
+
+    files = planned_pages(built.matrix, built.line_keys, whole)
     for column, history in zip(built.matrix.columns, built.matrix.histories):
         key = built.line_keys.get(column.id)
         files[platform_file(column.id)] = (key and f"json {key}",
-                                           lambda c=column, h=history: platform_data(c, h))
+                                           lambda c=column, h=history: platform_data(*whole(c, h)))
         files[f"platforms/{column.id}.runs.js"] = (key and f"runs {key}",
                                                    lambda c=column.id: built.run_scripts[c])
     return files
@@ -65,7 +72,9 @@ def planned_files(built: Built) -> dict[str, Page]:
 
 def site_files(built: Built) -> dict[str, str | bytes]:
     """Site-relative path -> content, for everything the site holds but the record copies."""
-    files: dict[str, str | bytes] = {path: make() for path, (_, make) in planned_files(built).items()}
+    with RecordIndex(built.index if built.index is not None else ":memory:") as records_index:
+        files: dict[str, str | bytes] = {path: make() for path, (_, make) in
+                                         planned_files(built, records_index).items()}
     digests = {path: hashlib.sha256(files[path].encode()).hexdigest() for path in files
                if path.startswith("platforms/") and path.endswith(".json")}
     files["matrix.json"] = matrix_json(built.matrix, digests)
@@ -118,7 +127,7 @@ def write_site(built: Built, target: str | Path) -> Path:
     try:
         with RecordIndex(built.index if built.index is not None else ":memory:") as records_index:
             previous = records_index.site_files(site) if target.is_dir() else {}
-            written = _write_planned(planned_files(built), previous, target, staging)
+            written = _write_planned(planned_files(built, records_index), previous, target, staging)
             digests = {path: digest for path, (_, digest) in written.items()}
             _write(staging / "matrix.json", matrix_json(built.matrix, digests))
             _write(staging / "matrix.md", render_markdown(built.matrix))
