@@ -9,8 +9,9 @@ each with how it is made, so a maintainer runs one command::
     python -m conformance.dev regenerate           # write every stale generated file
     python -m conformance.dev regenerate --check   # exit 1 naming every stale one (CI)
 
-A shipped record is stale when the suites it was made by are not the installed ones
-(its suite hash); writing it runs the kit against its platform (minutes on two cores).
+A shipped record is stale when it is missing or was made by another kit (its version
+or suite hash); writing it runs the kit against its platform (about a minute on two
+cores).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from conformance._version import __version__
 from conformance.results.provenance import suite_hash
 
 REPO = Path(__file__).resolve().parent.parent
@@ -55,7 +57,7 @@ def _shipped_record(path: Path) -> Generated:
             provenance = json.loads(path.read_text(encoding="utf-8"))["provenance"]
         except (OSError, ValueError, KeyError):
             return False
-        return provenance.get("suite_hash") == suite_hash()
+        return (provenance.get("suite_hash"), provenance.get("kit_version")) == (suite_hash(), __version__)
 
     def write() -> None:
         command = [sys.executable, "-m", "conformance.cli", "run", "--platform", platform,
@@ -86,9 +88,8 @@ def generated_files() -> list[Generated]:
         _text_file(interface.CURRENT, "the plugin contract's source (conformance/contract/)",
                    interface.current_text),
     ]
-    builtin = {"cpu"}
-    files += [_shipped_record(path) for path in sorted(SHIPPED_RECORDS.glob("*/*.record.json"))
-              if path.parent.name in builtin]
+    # Named, not globbed: a deleted record is stale, not forgotten.
+    files += [_shipped_record(SHIPPED_RECORDS / platform / f"{platform}.record.json") for platform in ("cpu",)]
     return files
 
 
