@@ -176,7 +176,10 @@ def marked(agent: str, job: str) -> dict[str, str]:
     return env(BUILDKITE_AGENT_NAME=agent, CONFORMANCE_JOB_MARKER=f"{agent}:{job}")
 
 
-@pytest.mark.parametrize("other_agent_name", [OTHER_AGENT, f"{AGENT}-x", f"{AGENT}:x"])
+# The ids are fixed: the names hold this run's id, and xdist's workers must collect
+# the same test ids.
+@pytest.mark.parametrize("other_agent_name", [OTHER_AGENT, f"{AGENT}-x", f"{AGENT}:x"],
+                         ids=["another-agent", "dash-suffix", "colon-suffix"])
 def test_pre_command_stops_an_earlier_jobs_leftovers_but_no_one_elses(tmp_path, started,
                                                                       other_agent_name):
     """Another agent's job survives, even one whose agent's name begins with this
