@@ -150,6 +150,7 @@ def test_verify_rejects_a_file_that_is_not_json(tmp_path):
     assert verdict.exit_code == INVALID and str(path) in verdict.line and "\n" not in verdict.line
 
 
+@pytest.mark.kit_run
 def test_sigkilled_run_leaves_a_valid_incomplete_record(tmp_path, kit_env):
     """A run killed with SIGKILL midway leaves a record that verifies as valid but
     incomplete, holding every test finished before the kill."""

@@ -99,6 +99,7 @@ ONE_LINERS = ("conformance: interrupted", "interrupted before the first test: no
               "conformance run: interrupted; the record ")
 
 
+@pytest.mark.kit_run
 @pytest.mark.parametrize("moment", CTRL_C_MOMENTS)
 def test_ctrl_c_at_any_moment_is_one_line(kit_env, tmp_path, moment):
     """Rule: from the moment the ``conformance`` command starts, Ctrl-C ends it with
