@@ -77,6 +77,7 @@ def build_matrix(paths: Iterable[str | os.PathLike], *, now: datetime.datetime |
         common = [renderer_digest(), window, [(c.id, c.rule, c.required) for c in contracts]]
         keys = {grid.column_id(*line): _line_key(lines[line], stale[line], now, common) for line in ordered}
         cached = records_index.cached_lines(keys)
+        records_index.load_extras([lines[line][-1] for line in ordered])
 
         def message_of(record: Accepted, contract: str) -> str:
             outcome = record.data["contracts"][contract]["outcome"]

@@ -132,7 +132,8 @@ class RecordIndex:
 
     def ingest(self, paths: Iterable[str | os.PathLike], judging: Judging) -> tuple[list[Accepted], list[Rejection]]:
         """The accepted records under ``paths`` (provenance and summary only: ``load``
-        fills in their outcomes) and the rejected files, judging only what changed."""
+        and ``load_extras`` fill in the rest) and the rejected files, judging only what
+        changed."""
         self._drop_if_stale(judging.context())
         found = record_files(paths)
         rejected = list(found.missing)
@@ -210,18 +211,19 @@ class RecordIndex:
         self.db.execute("INSERT INTO named_contracts (contract) SELECT DISTINCT contract FROM contract_outcomes")
 
     def _accepted(self) -> list[Accepted]:
-        """One per content, at the first path that holds it; oldest first per line."""
+        """One per content, at the first path that holds it, without its capability
+        coverage and performance figures (``load_extras``: a page reads a line's newest
+        record's only)."""
         records, seen = [], set()
         for row in self.db.execute(
                 "SELECT f.path, f.digest, f.verdict, f.verdict_line, f.trust_level, f.trust_signer,"
-                " f.trust_key, f.released, r.provenance, r.complete, r.summary, r.extras"
+                " f.trust_key, f.released, r.provenance, r.complete, r.summary"
                 " FROM files f JOIN records r ON r.digest = f.digest ORDER BY f.path"):
-            path, digest, verdict, line, level, signer, key, released, provenance, complete, summary, extras = row
+            path, digest, verdict, line, level, signer, key, released, provenance, complete, summary = row
             if digest in seen:
                 continue
             seen.add(digest)
-            data = {"provenance": json.loads(provenance), "complete": bool(complete),
-                    "summary": json.loads(summary), **json.loads(extras)}
+            data = {"provenance": json.loads(provenance), "complete": bool(complete), "summary": json.loads(summary)}
             records.append(Accepted(Path(path), digest, data, verdict, line,
                                     signing.Trust(level, signer, key), bool(released)))
         return records
@@ -283,6 +285,15 @@ class RecordIndex:
         row = self.db.execute("SELECT message FROM tests WHERE digest = ? AND contract = ? AND outcome = ?"
                               " ORDER BY position", (digest, contract, outcome)).fetchone()
         return row[0] if row else ""
+
+    def load_extras(self, records: list[Accepted]) -> None:
+        """Fill in ``records``' capability coverage and performance figures."""
+        by_digest = {r.digest: r.data for r in records}
+        for chunk in _chunks(list(by_digest)):
+            marks = ", ".join("?" * len(chunk))
+            for digest, extras in self.db.execute(
+                    f"SELECT digest, extras FROM records WHERE digest IN ({marks})", chunk):
+                by_digest[digest].update(json.loads(extras))
 
     def load(self, records: list[Accepted], with_tests: Iterable[str] = ()) -> None:
         """Fill in ``records``' contract outcomes, and the tests of those whose digest
