@@ -8,10 +8,9 @@ import datetime
 
 import pytest
 from generated_records import make_record, write_record
+from packaging.version import Version
 from page_parsing import parse_page
 from scenario import CONTRACTS, NOW
-
-from packaging.version import Version
 
 from conformance._version import __version__
 from conformance.matrix.build import build_matrix
