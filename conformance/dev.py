@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import json
 import subprocess
 import sys
@@ -82,8 +83,8 @@ def generated_files() -> list[Generated]:
         _text_file(registry.MUSTPASS_PATH, "the suites' contract markers and rules", registry.mustpass_text),
         _text_file(since.SINCE_PATH, "the suites' contracts, each new one at the current contract version",
                    lambda: since.since_text(registry.contracts(), CONTRACT_VERSION, since.SINCE_PATH)),
-        _text_file(profile.path(), "the suites and the vLLM promises in bridges/vllm/profile.py",
-                   profile.profile_text),
+        *(_text_file(profile.path(name), "the suites and the vLLM promises in bridges/vllm/profile.py",
+                     functools.partial(profile.profile_text, name)) for name in profile.profile_names()),
         _text_file(guide.GUIDE, "the suites' contracts and rules (between its markers)", guide.updated_guide),
         _text_file(interface.CURRENT, "the plugin contract's source (conformance/contract/)",
                    interface.current_text),

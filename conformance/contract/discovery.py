@@ -55,10 +55,12 @@ class PluginEntry:
     version: str
     entry_point: metadata.EntryPoint
     #: For a plugin reached through a bridge: the interface it was written for, its
-    #: installed version and the versions the bridge supports, the suites the bridge
-    #: maps (collected when ``--suite`` is not given) and those it cannot map, with
-    #: why (``{"interface": "vllm", "version": "0.32.0", "supported_versions":
-    #: ">=0.32.0,<0.33", "suites": [...], "not_supported_suites": {"worker": why}}``);
+    #: installed version, the versions the bridge supports and the range of them the
+    #: run falls in, with its mustpass profile, the suites the bridge maps (collected
+    #: when ``--suite`` is not given) and those it cannot map, with why
+    #: (``{"interface": "vllm", "version": "0.32.0", "supported_versions":
+    #: ">=0.32.0,<0.33", "supported_range": ">=0.32.0,<0.33", "profile": "vllm",
+    #: "suites": [...], "not_supported_suites": {"worker": why}}``);
     #: None for a plugin of this kit.
     bridge: dict | None = None
 

@@ -100,8 +100,10 @@ class TerminalReporting:
         ]
         if self.entry.bridge is not None:
             bridge = self.entry.bridge
+            supported = (f"supported range {bridge['supported_range']} (profile {bridge.get('profile')})"
+                         if bridge.get("supported_range") else f"the bridge supports {bridge['supported_versions']}")
             lines.append(f"bridged: a {bridge['interface']} plugin, {bridge['interface']} "
-                         f"{bridge['version']} (the bridge supports {bridge['supported_versions']})")
+                         f"{bridge['version']}: {supported}")
             if bridge.get("attention_backend"):
                 lines.append(f"bridged attention backend: {bridge['attention_backend']}")
             lines += [f"the plugin's check_and_update_config changes the kit's request: {change}"

@@ -7,6 +7,10 @@ without counting them). Each promise below names where vLLM makes it. Generated 
 ``conformance/results/mustpass-vllm.json`` beside the kit's mustpass list, so
 ``conformance verify`` judges a bridged record without importing the bridge
 (``python -m conformance.dev regenerate`` writes it).
+
+Each supported vLLM range (``versions.SUPPORTED_RANGES``) names the profile its runs are
+judged by; a range whose interface promises differ names a profile of its own, whose
+promises ``PROMISES`` holds, and each distinct profile is generated into its own file.
 """
 
 from __future__ import annotations
@@ -14,9 +18,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from conformance.bridges.vllm import versions
 from conformance.results.verify import profile_path
 from conformance.suites.registry import contracts, mustpass
 
+#: The profile of the first supported range.
 PROFILE = "vllm"
 
 #: Contract id -> where vLLM's interface promises what its rule asks.
@@ -47,21 +53,35 @@ PROMISED = {
 }
 
 
-def profile() -> dict:
+#: Profile name -> its promises. A range whose vLLM promises differently adds its
+#: profile here (e.g. ``{**PROMISED, ...}`` less what that vLLM no longer promises).
+PROMISES: dict[str, dict[str, str]] = {PROFILE: PROMISED}
+
+
+def profile_names() -> list[str]:
+    """The distinct profiles the supported ranges name, in the ranges' order."""
+    return list(dict.fromkeys(supported.profile for supported in versions.SUPPORTED_RANGES))
+
+
+def profile(name: str = PROFILE) -> dict:
+    if name not in PROMISES:
+        raise SystemExit(f"the vllm profile {name!r} (a supported vLLM range's) has no promises "
+                         "in bridges/vllm/profile.py's PROMISES")
+    promised = PROMISES[name]
     known = contracts()
-    unknown = sorted(PROMISED.keys() - known.keys())
+    unknown = sorted(promised.keys() - known.keys())
     if unknown:
-        raise SystemExit(f"the vllm profile names contracts the suites do not have: {', '.join(unknown)}")
-    return {**{k: v for k, v in mustpass().items() if k != "contracts"}, "profile": PROFILE,
-            "contracts": {c: known[c] for c in sorted(PROMISED)},
-            "promised_by": dict(sorted(PROMISED.items()))}
+        raise SystemExit(f"the {name} profile names contracts the suites do not have: {', '.join(unknown)}")
+    return {**{k: v for k, v in mustpass().items() if k != "contracts"}, "profile": name,
+            "contracts": {c: known[c] for c in sorted(promised)},
+            "promised_by": dict(sorted(promised.items()))}
 
 
-def path() -> Path:
+def path(name: str = PROFILE) -> Path:
     """Where the profile is shipped."""
-    return profile_path(PROFILE)
+    return profile_path(name)
 
 
-def profile_text() -> str:
-    """``mustpass-vllm.json`` as it must read."""
-    return json.dumps(profile(), indent=1) + "\n"
+def profile_text(name: str = PROFILE) -> str:
+    """``mustpass-NAME.json`` as it must read."""
+    return json.dumps(profile(name), indent=1) + "\n"
