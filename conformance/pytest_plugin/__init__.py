@@ -52,6 +52,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "(default: 300; 0 disables)",
     )
     group.addoption(
+        "--startup-timeout",
+        metavar="SECONDS",
+        type=float,
+        default=600.0,
+        help="how long starting a test's processes (its ranks, a vLLM engine) may take; "
+        "not counted against --test-timeout or --rank-timeout (default: 600; 0 disables)",
+    )
+    group.addoption(
         "--expectations",
         metavar="FILE",
         help="the plugin's expectations file (TOML): known failures to record as "
@@ -151,7 +159,8 @@ def pytest_configure(config: pytest.Config) -> None:
         "conformance-collection": collection.ContractCollection(config.option.suite, entry.bridge),
         "conformance-fixtures": fixtures,
         "conformance-outcome-rules": rules,
-        "conformance-watchdog": watchdog.Watchdog(config.option.test_timeout),
+        "conformance-watchdog": watchdog.Watchdog(config.option.test_timeout,
+                                                    config.option.startup_timeout),
         "conformance-terminal": reporting.TerminalReporting(entry),
     }
     if not hasattr(config, "workerinput"):

@@ -9,7 +9,9 @@ import time
 
 import pytest
 
-from conformance.bridges.vllm.child_process import ChildProcess
+from conformance.bridges.vllm.child_process import ChildCallTimeout, ChildProcess
+from conformance.pytest_plugin import watchdog
+from conformance.reference_engine.distributed import startup
 
 
 @pytest.fixture
@@ -50,3 +52,20 @@ def test_an_interrupted_call_kills_the_child(child):
         signal.signal(signal.SIGALRM, previous)
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
+
+
+def test_a_call_past_its_timeout_kills_the_child(child):
+    started = time.monotonic()
+    with pytest.raises(ChildCallTimeout, match=r"^sleep did not return within 1 s$"):
+        child.call(time.sleep, 60, timeout=1)
+    assert time.monotonic() - started < 10
+    assert not child._process.is_alive()
+
+
+def test_a_start_up_in_the_child_is_not_counted_against_the_test_timeout(child):
+    """As vLLM's engine starts: the test's deadline pauses while the child works within
+    the start-up allowance, and resumes afterwards."""
+    with watchdog._deadline(1.0, "the test"):
+        with startup.starting_processes() as allowance_s:
+            assert child.call(time.sleep, 3, timeout=allowance_s) is None
+        assert 0 < signal.getitimer(signal.ITIMER_REAL)[0] <= 1.0

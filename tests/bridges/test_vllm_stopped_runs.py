@@ -124,13 +124,14 @@ def test_a_stopped_run_leaves_no_process(tmp_path, signum, selection, started):
 
 @linux_only
 def test_a_timeout_while_the_engine_starts_is_recorded(tmp_path):
-    """A --test-timeout shorter than vLLM's start: the test ends as timed_out, with the
-    watchdog's message in the record and on the terminal; the engine's process is
-    killed, not waited for, and the run ends by itself."""
+    """A --startup-timeout shorter than vLLM's start (which --test-timeout does not
+    count): the test ends as timed_out, naming the start-up in the record and on the
+    terminal; the engine's process is killed, not waited for, and the run ends by
+    itself."""
     record = tmp_path / "record.json"
     # batch_invariance reads the plugin's runs first: the timeout hits vLLM's start.
     run, output = _start(tmp_path, "--suite", "engine", "-k", "engine.generate.batch_invariance",
-                         "--test-timeout", "5", f"--conformance-record={record}")
+                         "--startup-timeout", "5", f"--conformance-record={record}")
     seen: set[int] = set()
     try:
         def ended() -> bool:
@@ -144,5 +145,5 @@ def test_a_timeout_while_the_engine_starts_is_recorded(tmp_path):
     (test,) = [t for t in json.loads(record.read_text())["tests"]
                if t["contract"] == "engine.generate.batch_invariance"]
     assert test["outcome"] == "timed_out", test
-    assert "did not finish within --test-timeout=5 s" in test["message"]
-    assert "did not finish within --test-timeout=5 s" in output.read_text()
+    assert "vLLM's engine did not start within --startup-timeout=5 s" in test["message"]
+    assert "vLLM's engine did not start within --startup-timeout=5 s" in output.read_text()

@@ -21,6 +21,7 @@ import os
 import pickle
 import signal
 import sys
+import time
 import traceback
 import weakref
 from collections.abc import Callable
@@ -29,6 +30,10 @@ from typing import Any
 _PR_SET_PDEATHSIG = 1
 #: How long a process told to stop gets before it is killed.
 _STOP_GRACE_S = 10.0
+
+
+class ChildCallTimeout(TimeoutError):
+    """The call did not return within its ``timeout``; the child was killed."""
 
 
 class ChildCallError(RuntimeError):
@@ -73,12 +78,16 @@ class ChildProcess:
         self._finalizer.atexit = False
         _LIVE.add(self)
 
-    def call(self, function: Callable[..., Any], *args: Any) -> Any:
+    def call(self, function: Callable[..., Any], *args: Any, timeout: float | None = None) -> Any:
         """``function(*args)`` in the child: what it returns, or what it raised, raised
-        here. Interrupted, the child is killed: it may be anywhere in the call."""
+        here. Interrupted, or past ``timeout`` seconds (``ChildCallTimeout``), the child
+        is killed: it may be anywhere in the call."""
+        deadline = None if timeout is None else time.monotonic() + timeout
         try:
             self._connection.send((function, args))
             while not self._connection.poll(0.5):  # a wait that a signal can interrupt
+                if deadline is not None and time.monotonic() >= deadline:
+                    raise ChildCallTimeout(f"{function.__name__} did not return within {timeout:g} s")
                 if not self._process.is_alive():
                     raise ChildCallError(
                         f"the {self._process.name} process died (exit code "

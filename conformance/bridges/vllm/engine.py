@@ -17,7 +17,9 @@ suite's own rules. Only vLLM's offline API is used: ``LLM``, ``SamplingParams``,
   kit's process, where the reference engine and the next tests run. The process ends
   with ``shutdown()``, and vLLM's exit handlers stop whatever it started; a test's
   timeout or Ctrl-C while it starts or generates kills it at once, and it dies with
-  the kit's process (``child_process``).
+  the kit's process (``child_process``). Its start (importing vLLM, building the
+  engine) is bounded by ``--startup-timeout``, not by the test's own deadline
+  (``reference_engine.distributed.startup``).
 - What the engine runs with is checked against what the suite asked for: a dtype,
   block size or tensor-parallel size the plugin's ``check_and_update_config`` changed
   fails the test that asked, naming the change (``config_changes``).
@@ -28,16 +30,18 @@ from __future__ import annotations
 import dataclasses
 import functools
 
-from conformance.bridges.vllm.child_process import ChildProcess
+from conformance.bridges.vllm.child_process import ChildCallTimeout, ChildProcess
 from conformance.bridges.vllm.config import folder_removed_at_exit, write_model_config
 from conformance.bridges.vllm.config_changes import ConfigChange, recording_hook, refuse_changed
 from conformance.bridges.vllm.errors import plugin_label
 from conformance.bridges.vllm.platform import VllmBridgedPlatform
 from conformance.contract.sampling_params import SamplingParams
+from conformance.reference_engine.distributed import startup
 from conformance.reference_engine.llm import DTYPES, paired_requests
 from conformance.reference_engine.models.config import ModelConfig, get_model_config
 from conformance.reference_engine.models.loader import random_weights
 from conformance.reference_engine.outputs import CompletionOutput, Logprob, RequestOutput
+from conformance.results.outcomes import TimedOut
 
 #: What the engine's process sets before it imports vLLM, and why:
 CHILD_ENVIRONMENT = {
@@ -89,6 +93,10 @@ def kv_cache_bytes(config: ModelConfig, dtype: str, max_num_seqs: int, max_model
     return per_token * DTYPES[dtype].itemsize * max_num_seqs * max_model_len
 
 
+class EngineStartTimedOut(TimedOut):
+    """vLLM's engine did not start within the start-up allowance (``--startup-timeout``)."""
+
+
 class VllmLLM:
     """``vllm.LLM`` on a bridged platform, with the reference ``LLM``'s constructor
     keywords, ``generate`` and ``shutdown``."""
@@ -117,7 +125,15 @@ class VllmLLM:
         )
         self._process = ChildProcess("vllm-engine", CHILD_ENVIRONMENT)
         try:
-            self._process.call(_start_engine, platform.__qualname__, engine_args)
+            # Importing vLLM and building its engine is start-up: bounded by
+            # --startup-timeout, not by the test's own deadline.
+            with startup.starting_processes() as allowance_s:
+                try:
+                    self._process.call(_start_engine, platform.__qualname__, engine_args,
+                                       timeout=allowance_s)
+                except ChildCallTimeout:
+                    raise EngineStartTimedOut(startup.timed_out_message(
+                        "vLLM's engine", allowance_s) + "; its process was killed") from None
         except BaseException:
             self._process.kill()  # a timeout, Ctrl-C or a refusal: nothing to wait for
             raise

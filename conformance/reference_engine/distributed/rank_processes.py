@@ -9,7 +9,10 @@ object (``init_method`` is a free TCP rendezvous for ``torch.distributed``). The
 one of its methods, a callable receives it first - and returns the results in rank
 order. What a rank can do to its process becomes an exception:
 
-- a rank that does not answer within ``timeout`` seconds -> ``RankTimeout``;
+- a rank that does not answer within ``timeout`` seconds -> ``RankTimeout``; starting
+  the ranks (each builds its object, importing torch and the plugin) is bounded by the
+  start-up allowance instead, and not counted against the running test's deadline
+  (``startup``);
 - a rank process that dies -> ``RankCrashed``;
 - a rank that raises -> ``RankError``, with that rank's traceback; the others get a
   few seconds to finish, since they may wait in a collective for the one that raised.
@@ -34,10 +37,9 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
+from conformance.reference_engine.distributed import startup
+
 _PR_SET_PDEATHSIG = 1
-#: Starting a rank imports torch and the plugin and may join a process group: on a
-#: busy machine that alone can take longer than a call's timeout.
-STARTUP_TIMEOUT_S = 120.0
 #: After one rank raised, how long the others get to finish.
 _GRACE_AFTER_ERROR_S = 5.0
 
@@ -106,7 +108,7 @@ class RankProcesses:
     each rank as a fresh interpreter; ``forkserver`` forks ranks from a server that
     imported ``preload`` once, which is as clean (that server initialised no device)
     and saves an import per rank and per restart. ``timeout`` (seconds, None for no
-    limit) bounds every call.
+    limit) bounds every call; the start-up allowance (``startup``) bounds the start.
     """
 
     def __init__(
@@ -132,7 +134,20 @@ class RankProcesses:
         return bool(self._processes)
 
     def start(self) -> None:
-        """Start the ranks and wait until each has built its object."""
+        """Start the ranks and wait until each has built its object: start-up, bounded
+        by the start-up allowance and not counted against the test's deadline."""
+        with startup.starting_processes() as allowance_s:
+            started = time.monotonic()
+            try:
+                self._start_processes()  # a forkserver imports its preload here
+                left = None if allowance_s is None else max(0.0, allowance_s - (time.monotonic() - started))
+                self._collect(f"starting the ranks ({_name(self._setup)})", left,
+                              startup_allowance_s=allowance_s)
+            except BaseException:
+                self.kill()  # failed or interrupted while starting: no rank survives
+                raise
+
+    def _start_processes(self) -> None:
         context = multiprocessing.get_context(self._context)
         if self._preload:
             context.set_forkserver_preload(list(self._preload))
@@ -149,12 +164,6 @@ class RankProcesses:
             child_end.close()
             self._processes.append(process)
             self._connections.append(parent_end)
-        startup_timeout = None if self.timeout is None else max(self.timeout, STARTUP_TIMEOUT_S)
-        try:
-            self._collect(f"starting the ranks ({_name(self._setup)})", startup_timeout)
-        except RankError:
-            self.kill()
-            raise
 
     def call(self, function: RankFunction, *args: Any, **kwargs: Any) -> list[Any]:
         """Run ``function`` on every rank's object; its results in rank order."""
@@ -194,7 +203,8 @@ class RankProcesses:
             connection.close()
         self._processes, self._connections = [], []
 
-    def _collect(self, what: str, timeout: float | None) -> list[Any]:
+    def _collect(self, what: str, timeout: float | None,
+                 startup_allowance_s: float | None = None) -> list[Any]:
         results: dict[int, Any] = {}
         deadline = None if timeout is None else time.monotonic() + timeout
         failure: str | None = None
@@ -210,6 +220,10 @@ class RankProcesses:
                 self.kill()
                 if failure is not None:
                     raise RankError(failure)
+                if startup_allowance_s is not None:
+                    raise RankTimeout(startup.timed_out_message(
+                        f"ranks {sorted(waiting)} of {self.world_size} ({_name(self._setup)})",
+                        startup_allowance_s) + "; the rank processes were killed")
                 raise RankTimeout(
                     f"ranks {sorted(waiting)} of {self.world_size} did not finish {what} "
                     f"within {timeout:g} s; the rank processes were killed"
