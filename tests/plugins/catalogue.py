@@ -100,6 +100,11 @@ BROKEN = {
         "platform",
         {"platform.runtime.pin_memory"},
     ),
+    "str_current_device": (
+        "kit_test_plugins.runtime:StrCurrentDevicePlatform.plugin",
+        "platform",
+        {"platform.runtime.current_device"},
+    ),
     "stuck_current_device": (
         "kit_test_plugins.runtime:StuckCurrentDevicePlatform.plugin",
         "platform",

@@ -274,6 +274,6 @@ def compare_with_oracle(platform, spec: BatchSpec, contract: str, **build) -> No
     """``check_against_oracle`` without the reproducer (``check_each`` names the batch);
     ``build`` goes to ``build_batch``."""
     backend = backend_for(platform, spec.selector)
-    batch = build_batch(spec, backend, platform.torch_device(), **build)
+    batch = build_batch(spec, backend, platform.torch_device(0), **build)
     output, _ = run_backend(backend, batch)
     assert_close_to_oracle(output, run_oracle(batch), spec.dtype, contract, spec.value_scale)

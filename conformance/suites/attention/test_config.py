@@ -75,7 +75,7 @@ def test_refuses_undeclared_instead_of_computing(platform, capabilities):
                          head_size=config.head_size, block_size=config.block_size, dtype=config.dtype,
                          padding_tokens=0, seed=0, sliding_window=config.sliding_window,
                          logits_soft_cap=config.logits_soft_cap)
-        batch = build_batch(spec, backend, platform.torch_device())
+        batch = build_batch(spec, backend, platform.torch_device(0))
         with pytest.raises(ValueError):
             make_impl(backend, spec).forward(batch.query, batch.key, batch.value, batch.kv_cache,
                                              batch.metadata, batch.new_output())

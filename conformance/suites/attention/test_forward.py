@@ -96,7 +96,7 @@ def test_query_key_value_left_unmodified(platform, capabilities):
     changed = []
     for spec in covering_specs(capabilities, ("prefill", "chunked", "decode"))[:4]:
         backend = backend_for(platform, spec.selector)
-        batch = build_batch(spec, backend, platform.torch_device())
+        batch = build_batch(spec, backend, platform.torch_device(0))
         inputs = {"query": batch.query, "key": batch.key, "value": batch.value}
         before = {name: bits(tensor).clone() for name, tensor in inputs.items()}
         make_impl(backend, spec).forward(batch.query, batch.key, batch.value, batch.kv_cache,
@@ -119,7 +119,7 @@ def test_successive_calls_on_one_impl(platform, capabilities):
     impl = make_impl(backend, specs[0])
     failures = []
     for call, spec in enumerate(specs, 1):
-        batch = build_batch(spec, backend, platform.torch_device())
+        batch = build_batch(spec, backend, platform.torch_device(0))
         output, _ = run_backend(backend, batch, impl)
         try:
             assert_close_to_oracle(output, run_oracle(batch), spec.dtype, "attention.forward.successive_calls")
@@ -137,7 +137,7 @@ def test_output_written_in_place(platform, capabilities):
                      head_size=capabilities.head_sizes[0], block_size=capabilities.block_sizes[0],
                      dtype=capabilities.dtypes[0], padding_tokens=1, seed=0)
     backend = backend_for(platform, spec.selector)
-    batch = build_batch(spec, backend, platform.torch_device())
+    batch = build_batch(spec, backend, platform.torch_device(0))
     output = batch.new_output()
     returned = make_impl(backend, spec).forward(batch.query.clone(), batch.key.clone(), batch.value.clone(),
                                                 batch.kv_cache.clone(), batch.metadata, output)

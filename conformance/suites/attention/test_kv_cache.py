@@ -45,7 +45,7 @@ def test_output_ignores_unowned_slots(platform, capabilities):
 
     def check(spec):
         backend = backend_for(platform, spec.selector)
-        zeroed, poisoned = (run_backend(backend, build_batch(spec, backend, platform.torch_device(), tails))[0]
+        zeroed, poisoned = (run_backend(backend, build_batch(spec, backend, platform.torch_device(0), tails))[0]
                             for tails in (0.0, float("nan")))
         # Where the zeroed run is not finite the forward contracts fail; nothing to judge here.
         judged = zeroed.isfinite()
@@ -73,7 +73,7 @@ def test_cache_writes_on_covering_batches(platform, capabilities):
 
 def _check_cache_writes(platform, spec) -> None:
     backend = backend_for(platform, spec.selector)
-    batch = build_batch(spec, backend, platform.torch_device())
+    batch = build_batch(spec, backend, platform.torch_device(0))
     _, kv_cache = run_backend(backend, batch)
     expected = batch.kv_cache.clone()
     n = batch.num_tokens

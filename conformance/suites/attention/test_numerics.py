@@ -47,7 +47,7 @@ def test_deterministic_on_covering_batches(platform, capabilities):
 
 def _check_deterministic(platform, spec) -> None:
     backend = backend_for(platform, spec.selector)
-    batch = build_batch(spec, backend, platform.torch_device())
+    batch = build_batch(spec, backend, platform.torch_device(0))
     (first, first_cache), (second, second_cache) = run_backend(backend, batch), run_backend(backend, batch)
     assert torch.equal(bits(first), bits(second)), "two runs on the same input differ"
     assert torch.equal(bits(first_cache), bits(second_cache)), "two runs wrote different caches"
@@ -66,7 +66,7 @@ def test_fp16_long_context_does_not_overflow(platform, platform_name, capabiliti
                      dtype=torch.float16, padding_tokens=1, seed=0, value_scale=100.0)
     note_reproducer(spec, platform_name, "attention.numerics.fp16_long_context")
     backend = backend_for(platform, spec.selector)
-    batch = build_batch(spec, backend, platform.torch_device())
+    batch = build_batch(spec, backend, platform.torch_device(0))
     # Small keys make the attention nearly uniform; |v| + 1000 makes every value large
     # and positive (NaN in unowned slots stays NaN).
     batch.kv_cache[0].mul_(0.01)

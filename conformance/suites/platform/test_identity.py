@@ -8,12 +8,11 @@ import torch.distributed as dist
 
 
 @pytest.mark.contract("platform.identity.device_type")
-def test_device_type_is_a_torch_device(platform):
-    """Builds ``torch.device(device_type)`` and a one-element tensor on
-    ``torch_device()``, and compares the tensor's ``device.type`` with
-    ``device_type``."""
+def test_device_type_is_a_torch_device(platform, device):
+    """Builds ``torch.device(device_type)`` and a one-element tensor on device 0,
+    and compares the tensor's ``device.type`` with ``device_type``."""
     torch.device(platform.device_type)  # raises for an unknown type
-    tensor = torch.empty(1, device=platform.torch_device())
+    tensor = torch.empty(1, device=device)
     assert tensor.device.type == platform.device_type
 
 
@@ -40,12 +39,12 @@ def test_dist_backend_is_available(platform):
 @pytest.mark.contract("platform.identity.names")
 def test_device_names_and_capability(platform):
     """Reads ``device_name``, and ``get_device_name`` and ``get_device_capability`` of
-    ``current_device()``, and checks their types: non-blank strings, a
-    ``DeviceCapability`` or None."""
+    device 0, and checks their types: non-blank strings, a ``DeviceCapability`` or
+    None."""
     from conformance.contract.capabilities import DeviceCapability
 
     assert isinstance(platform.device_name, str) and platform.device_name
-    name = platform.get_device_name(platform.current_device())
+    name = platform.get_device_name(0)
     assert isinstance(name, str) and name.strip(), f"device name {name!r}"
-    capability = platform.get_device_capability(platform.current_device())
+    capability = platform.get_device_capability(0)
     assert capability is None or isinstance(capability, DeviceCapability), capability

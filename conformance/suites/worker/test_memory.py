@@ -23,9 +23,9 @@ CACHE_BYTES = 256 * 1024 * 1024
 @pytest.mark.contract("worker.memory.available_bounds")
 def test_available_memory_within_device(platform, plugin_run):
     """Reads the first ``determine_available_memory()`` answer of the session's plugin
-    run and checks its type and its bounds against ``get_device_total_memory`` of the
-    current device."""
-    total = platform.get_device_total_memory(platform.current_device())
+    run and checks its type and its bounds against ``get_device_total_memory`` of
+    device 0, the one a single-rank worker uses."""
+    total = platform.get_device_total_memory(0)
     available = plugin_run.available_memory[0]
     assert isinstance(available, int), f"available memory {available!r} is not an int"
     assert 0 < available <= total, f"available memory {available} bytes, device total {total}"
@@ -45,7 +45,7 @@ def test_available_memory_honours_fraction(platform, worker_config, fraction):
     """For memory fractions 0.3 and 0.6, builds a fresh ``UniProcExecutor``, measures
     the ``memory_allocated`` growth while it loads the model, and compares its available
     memory with ``f * total - held``."""
-    index = platform.current_device()
+    index = 0  # the single-rank worker's device
     config = driving.engine_config(platform, worker_config.dtype, worker_config.model,
                                    block_size=worker_config.block_size, memory_fraction=fraction)
     gc.collect()
@@ -67,7 +67,7 @@ def test_shutdown_gives_memory_back(platform, worker_config, steps):
     """Builds a worker with a 256 MiB KV cache and runs the first step, reading
     ``memory_allocated`` before, once loaded and after shutdown (executor still
     referenced): growth of 128 MiB or more, at most half kept."""
-    index = platform.current_device()
+    index = 0  # the single-rank worker's device
     backend = pkgutil.resolve_name(worker_config.attention_backend)
     block_bytes = kv_cache_block_bytes(worker_config, get_model_config(worker_config.model), backend)
     gc.collect()

@@ -102,3 +102,12 @@ class NoDevicesPlatform(TestPlatform):
     @classmethod
     def device_count(cls) -> int:
         return 0
+
+
+class StrCurrentDevicePlatform(TestPlatform):
+    """Answers ``current_device()`` with the index as a str, as a vendor's runtime
+    binding may: only its own contract may fail, not every rule that needs a device."""
+
+    @classmethod
+    def current_device(cls) -> int:
+        return str(super().current_device())
