@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 
-from conformance.matrix import presentation
+from conformance.matrix import presentation, standing
 from conformance.matrix.model import Column, OverviewCell, OverviewRow
 
 
@@ -80,14 +80,16 @@ def _performance(column: Column) -> OverviewCell:
                         + (f" (+{more} more on the platform page)" if more else ""))
 
 
-def overview_columns(suites: list[str]) -> list[OverviewColumn]:
-    """The overview's columns, with a count per suite of the kit."""
+def overview_columns(suites: list[str], tier: Callable[[Column], OverviewCell] | None = None) -> list[OverviewColumn]:
+    """The overview's columns, with a count per suite of the kit, and each line's
+    support tier when ``tier`` gives its cell."""
     return [
         OverviewColumn("platform", "plugin", "the plugin, its device, distribution and version", _platform),
         OverviewColumn("device", "device", "what computes the results: a device, the host CPU "
                        "(an emulation unless the device is a CPU), or another engine's plugin through a bridge",
                        _device),
         OverviewColumn("verdict", "verdict", "what `conformance verify` says of the newest record", _verdict),
+        *([OverviewColumn("tier", "tier", standing.EXPLANATION, tier)] if tier is not None else []),
         *(OverviewColumn(f"suite-{suite}", suite, f"contracts of the {suite} suite that passed, of all its "
                          "contracts; failing and otherwise-ended ones counted below", _suite(suite))
           for suite in suites),

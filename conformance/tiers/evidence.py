@@ -71,7 +71,14 @@ class Evidence:
 
 def evidence_of(ref: str, record: dict, verdict: str, trust: str, now: datetime.datetime) -> Evidence:
     """The facts of a checked, schema-valid ``record`` that the tier rules read."""
-    provenance = record["provenance"]
+    return facts_of(ref, record["provenance"], {c: e["outcome"] for c, e in record["contracts"].items()},
+                    tuple(sorted(waivers.expired_waivers(record, now))), verdict, trust)
+
+
+def facts_of(ref: str, provenance: dict, outcomes: dict[str, str], expired_waivers: tuple[str, ...],
+             verdict: str, trust: str) -> Evidence:
+    """``evidence_of`` from a record's parts, for a reader (the matrix's index) that
+    keeps a record's outcomes apart from its provenance."""
     plugin = provenance["plugin"]
     bridge = plugin.get("bridge")
     engine = (f"{bridge['interface']} {bridge['version']}" if bridge
@@ -81,20 +88,24 @@ def evidence_of(ref: str, record: dict, verdict: str, trust: str, now: datetime.
         ref=ref, started=parse_timestamp(provenance["started_at"]),
         kit_version=provenance["kit_version"], contract_version=provenance["contract_version"],
         plugin_version=plugin["version"], engine=engine, device_type=provenance["device"]["type"],
-        verdict=verdict, trust=trust,
-        outcomes={contract: entry["outcome"] for contract, entry in record["contracts"].items()},
-        expired_waivers=tuple(sorted(waivers.expired_waivers(record, now))))
+        verdict=verdict, trust=trust, outcomes=outcomes, expired_waivers=expired_waivers)
 
 
 def judge_by_release(record: dict, contracts: Iterable[str], now: datetime.datetime) -> str:
     """The verdict on a checked record of an earlier release whose contract ids are
     ``contracts``: what that release's verifier says of a record its suites made."""
-    if record["provenance"].get("mustpass_profile") is not None:
+    return judged_by_release(record["provenance"], record["complete"],
+                             {c: e["outcome"] for c, e in record["contracts"].items()},
+                             waivers.expired_waivers(record, now), contracts)
+
+
+def judged_by_release(provenance: dict, complete: bool, outcomes: dict[str, str],
+                      expired_waivers: Iterable[str], contracts: Iterable[str]) -> str:
+    """``judge_by_release`` from a record's parts (see ``facts_of``)."""
+    if provenance.get("mustpass_profile") is not None:
         return NOT_CHECKED
-    if not record["complete"]:
+    if not complete:
         return INCOMPLETE
-    expired = waivers.expired_waivers(record, now)
-    ran = record["contracts"]
-    kept = all(contract in ran and ran[contract]["outcome"] in ALLOWED and contract not in expired
-               for contract in contracts)
+    expired = set(expired_waivers)
+    kept = all(outcomes.get(contract) in ALLOWED and contract not in expired for contract in contracts)
     return CONFORMANT if kept else NOT_CONFORMANT

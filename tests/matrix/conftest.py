@@ -44,6 +44,16 @@ def _unavailable(reason: str):
 
 
 @pytest.fixture(scope="module")
+def axe():
+    """axe-core's runner (bundled by axe-playwright-python, a test dependency)."""
+    try:
+        from axe_playwright_python.sync_playwright import Axe
+    except ImportError:
+        _unavailable("axe-playwright-python is not installed (pip install -e '.[test]')")
+    return Axe()
+
+
+@pytest.fixture(scope="module")
 def browser():
     if not CHROMIUM.is_file():
         _unavailable(f"no Chromium at {CHROMIUM} (apt-get install chromium)")

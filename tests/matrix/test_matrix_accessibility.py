@@ -22,17 +22,6 @@ WIDTHS = (1400, 390)
 
 
 @pytest.fixture(scope="module")
-def axe():
-    from conftest import _unavailable
-
-    try:
-        from axe_playwright_python.sync_playwright import Axe
-    except ImportError:
-        _unavailable("axe-playwright-python is not installed (pip install -e '.[test]')")
-    return Axe()
-
-
-@pytest.fixture(scope="module")
 def site(tmp_path_factory, kits):
     """The scenario (every outcome, stale, partial, flaky, hostile text) and a vendor
     whose record carries performance figures."""
