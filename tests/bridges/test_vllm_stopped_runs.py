@@ -123,14 +123,19 @@ def test_a_stopped_run_leaves_no_process(tmp_path, signum, selection, started):
 
 
 @linux_only
-def test_a_timeout_while_the_engine_starts_is_recorded(tmp_path):
+@pytest.mark.parametrize(("suite", "contract", "process"), [
+    # batch_invariance reads the plugin's runs first: the timeout hits vLLM's engine start.
+    ("engine", "engine.generate.batch_invariance", "vLLM's engine"),
+    # The config hook runs in a process of its own, which imports vLLM on first use.
+    ("platform", "platform.config.check_and_update", "vLLM's config process"),
+], ids=["engine", "config-process"])
+def test_a_timeout_while_vllm_starts_is_recorded(tmp_path, suite, contract, process):
     """A --startup-timeout shorter than vLLM's start (which --test-timeout does not
     count): the test ends as timed_out, naming the start-up in the record and on the
-    terminal; the engine's process is killed, not waited for, and the run ends by
+    terminal; the starting process is killed, not waited for, and the run ends by
     itself."""
     record = tmp_path / "record.json"
-    # batch_invariance reads the plugin's runs first: the timeout hits vLLM's start.
-    run, output = _start(tmp_path, "--suite", "engine", "-k", "engine.generate.batch_invariance",
+    run, output = _start(tmp_path, "--suite", suite, "-k", contract,
                          "--startup-timeout", "5", f"--conformance-record={record}")
     seen: set[int] = set()
     try:
@@ -142,8 +147,7 @@ def test_a_timeout_while_the_engine_starts_is_recorded(tmp_path):
         _assert_all_gone(seen, "the run")
     finally:
         _clean_up(run, seen)
-    (test,) = [t for t in json.loads(record.read_text())["tests"]
-               if t["contract"] == "engine.generate.batch_invariance"]
+    (test,) = [t for t in json.loads(record.read_text())["tests"] if t["contract"] == contract]
     assert test["outcome"] == "timed_out", test
-    assert "vLLM's engine did not start within --startup-timeout=5 s" in test["message"]
-    assert "vLLM's engine did not start within --startup-timeout=5 s" in output.read_text()
+    assert f"{process} did not start within --startup-timeout=5 s" in test["message"]
+    assert f"{process} did not start within --startup-timeout=5 s" in output.read_text()

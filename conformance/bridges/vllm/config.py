@@ -25,18 +25,42 @@ from pathlib import Path
 
 import torch
 
-from conformance.bridges.vllm.child_process import ChildProcess
+from conformance.bridges.vllm.child_process import ChildCallTimeout, ChildProcess
 from conformance.bridges.vllm.config_changes import recording_hook
+from conformance.reference_engine.distributed import startup
 from conformance.reference_engine.models.config import get_model_config, to_hf_config
+from conformance.results.outcomes import TimedOut
 
 
 class VllmEnvironmentWarning(UserWarning):
     """vLLM's config hook changed the process environment (seen in the child)."""
 
 
+class ConfigProcessStartTimedOut(TimedOut):
+    """The config process did not import vLLM within the start-up allowance
+    (``--startup-timeout``)."""
+
+
 @functools.cache
 def _child() -> ChildProcess:
-    return ChildProcess("vllm-config")
+    """The config process, once it has imported vLLM: that import is start-up, bounded
+    by ``--startup-timeout``, not by the deadline of the test that first needs it."""
+    child = ChildProcess("vllm-config")
+    with startup.starting_processes() as allowance_s:
+        try:
+            child.call(_import_vllm_config, timeout=allowance_s)
+        except ChildCallTimeout:
+            child.kill()
+            raise ConfigProcessStartTimedOut(startup.timed_out_message(
+                "vLLM's config process", allowance_s) + "; its process was killed") from None
+        except BaseException:
+            child.kill()
+            raise
+    return child
+
+
+def _import_vllm_config() -> None:
+    import vllm.config  # noqa: F401  (the import is the start-up being bounded)
 
 
 class VllmConfigChangeWarning(UserWarning):
