@@ -110,9 +110,7 @@ def build_matrix(paths: Iterable[str | os.PathLike], *, now: datetime.datetime |
             histories.append(line_history)
         records_index.forget_lines_but(keys)
         judged = records_index.judged
-        tier = standing.line_tiers(records, records_index.outcomes([r.digest for r in records]),
-                                   lambda digest, contract: records_index.message(digest, contract, "waived"),
-                                   kits, now)
+        tier = standing.line_tiers(records, records_index, kits, now)
 
     at = now.isoformat(timespec="seconds")
     generated = Generated(

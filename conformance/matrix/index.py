@@ -280,6 +280,20 @@ class RecordIndex:
                 found[digest][contract] = outcome
         return found
 
+    def keeping(self, digests: list[str], contracts: list[str], outcomes: list[str]) -> set[str]:
+        """Those of ``digests`` whose every one of ``contracts`` ended in one of
+        ``outcomes``: counted in SQL, so a release's verdict on thousands of records
+        never loads their outcomes."""
+        kept: set[str] = set()
+        ends = ", ".join("?" * len(outcomes))
+        for chunk in _chunks(digests, 200):
+            marks, rows = ", ".join("?" * len(chunk)), ", ".join("?" * len(contracts))
+            kept.update(digest for (digest,) in self.db.execute(
+                f"SELECT digest FROM contract_outcomes WHERE digest IN ({marks}) AND contract IN ({rows}) "
+                f"AND outcome IN ({ends}) GROUP BY digest HAVING COUNT(DISTINCT contract) = ?",
+                [*chunk, *contracts, *outcomes, len(set(contracts))]))
+        return kept
+
     def message(self, digest: str, contract: str, outcome: str) -> str:
         """The message of the record's first test of ``contract`` that ended ``outcome``."""
         row = self.db.execute("SELECT message FROM tests WHERE digest = ? AND contract = ? AND outcome = ?"

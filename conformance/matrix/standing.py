@@ -7,39 +7,58 @@ from __future__ import annotations
 import datetime
 from collections.abc import Callable
 
+from conformance.matrix.index import RecordIndex
 from conformance.matrix.kits import KnownKits
 from conformance.matrix.model import Column, OverviewCell
 from conformance.matrix.sources import Accepted
+from conformance.results.verify import ALLOWED
 from conformance.results.waivers import has_expired, parse_waived
 from conformance.tiers import TierResult, compute_tiers, load_policy
-from conformance.tiers.evidence import NOT_CHECKED, facts_of, judged_by_release
+from conformance.tiers.evidence import JUDGED, NOT_CHECKED, facts_of, judged_by_release, release_verdict
 
 #: What the overview says of the tier column, under the table.
 EXPLANATION = ("the support tier the kit's tier policy gives the line's records (conformance tiers "
                "explains each rule); the second line says what the next tier still needs")
 
 
-def line_tiers(records: list[Accepted], outcomes: dict[str, dict[str, str]],
-               waived_message: Callable[[str, str], str], kits: KnownKits,
+def line_tiers(records: list[Accepted], index: RecordIndex, kits: KnownKits,
                now: datetime.datetime) -> Callable[[Column], OverviewCell]:
-    """The tier cell of each column, from every accepted record, its contract outcomes
-    (by digest) and the message of a record's waived contract (``waived_message(digest,
-    contract)``, read only for waived ones, to tell an expired waiver). A record of an
-    earlier release counts with the verdict that release gives it, as in
-    ``conformance tiers``."""
+    """The tier cell of each column, from every accepted record and the index holding
+    their outcomes. A record of an earlier release counts with the verdict that release
+    gives it, as in ``conformance tiers``. The rules read outcomes and waivers of a
+    platform's newest judged record only, so only those are loaded: an earlier
+    release's verdict on the rest is counted in SQL, and a record waiving one of its
+    release's contracts is read whole, to tell an expired waiver."""
     policy = load_policy()
-    evidence = []
+    verdicts: dict[str, str] = {}
+    loaded: dict[str, tuple[dict[str, str], tuple[str, ...]]] = {}
+    by_release: dict[object, list[Accepted]] = {}
     for record in records:
-        found = outcomes.get(record.digest, {})
-        expired = tuple(sorted(
-            contract for contract, outcome in found.items()
-            if outcome == "waived" and _expired(waived_message(record.digest, contract), record, now)))
-        verdict, release = record.verdict, kits.release_of(record.provenance)
-        if verdict == NOT_CHECKED and release is not None:
-            verdict = judged_by_release(record.provenance, record.data["complete"], found, expired,
-                                        release.contracts)
-        evidence.append(facts_of(str(record.path), record.provenance, found, expired,
-                                 verdict, record.trust.level))
+        release = kits.release_of(record.provenance)
+        if record.verdict == NOT_CHECKED and release is not None:
+            by_release.setdefault(release, []).append(record)
+        else:
+            verdicts[record.digest] = record.verdict
+    for release, judged in by_release.items():
+        contracts = list(release.contracts)
+        kept = index.keeping([r.digest for r in judged], contracts, sorted(set(ALLOWED) - {"waived"}))
+        for record in judged:
+            if record.digest in kept:
+                verdicts[record.digest] = release_verdict(record.provenance, record.data["complete"], True)
+            else:  # a waived contract, whose waiver may have expired, or one not kept
+                loaded[record.digest] = _facts(record, index, now)
+                verdicts[record.digest] = judged_by_release(record.provenance, record.data["complete"],
+                                                            *loaded[record.digest], contracts)
+    newest: dict[tuple, Accepted] = {}
+    for record in records:
+        place = (record.line, record.trust.level)
+        if verdicts[record.digest] in JUDGED and (place not in newest or record.started > newest[place].started):
+            newest[place] = record
+    for record in newest.values():
+        loaded.setdefault(record.digest, _facts(record, index, now))
+    evidence = [facts_of(str(record.path), record.provenance, *loaded.get(record.digest, ({}, ())),
+                         verdicts[record.digest], record.trust.level)
+                for record in records]
     results = {(key.distribution, key.plugin, key.device): result
                for key, result in compute_tiers(evidence, policy, now).items()}
 
@@ -48,6 +67,15 @@ def line_tiers(records: list[Accepted], outcomes: dict[str, dict[str, str]],
         return _cell(result, policy.rank(result.tier) if result else 0)
 
     return cell
+
+
+def _facts(record: Accepted, index: RecordIndex, now: datetime.datetime) -> tuple[dict[str, str], tuple[str, ...]]:
+    """A record's contract outcomes and the contracts whose waiver has expired."""
+    outcomes = index.outcomes([record.digest])[record.digest]
+    expired = tuple(sorted(
+        contract for contract, outcome in outcomes.items()
+        if outcome == "waived" and _expired(index.message(record.digest, contract, "waived"), record, now)))
+    return outcomes, expired
 
 
 def _expired(message: str, record: Accepted, now: datetime.datetime) -> bool:

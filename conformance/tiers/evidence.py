@@ -102,10 +102,16 @@ def judge_by_release(record: dict, contracts: Iterable[str], now: datetime.datet
 def judged_by_release(provenance: dict, complete: bool, outcomes: dict[str, str],
                       expired_waivers: Iterable[str], contracts: Iterable[str]) -> str:
     """``judge_by_release`` from a record's parts (see ``facts_of``)."""
+    expired = set(expired_waivers)
+    return release_verdict(provenance, complete, all(
+        outcomes.get(contract) in ALLOWED and contract not in expired for contract in contracts))
+
+
+def release_verdict(provenance: dict, complete: bool, kept: bool) -> str:
+    """An earlier release's verdict on its record, given whether the record kept every
+    one of that release's contracts (``ALLOWED``, no expired waiver)."""
     if provenance.get("mustpass_profile") is not None:
         return NOT_CHECKED
     if not complete:
         return INCOMPLETE
-    expired = set(expired_waivers)
-    kept = all(outcomes.get(contract) in ALLOWED and contract not in expired for contract in contracts)
     return CONFORMANT if kept else NOT_CONFORMANT
