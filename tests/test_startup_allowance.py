@@ -52,28 +52,27 @@ def test_a_start_longer_than_the_test_timeout_passes_and_the_test_keeps_its_time
             # The deadline resumed with the time it had left, neither lost nor renewed.
             assert 0 < left_s() <= TEST_TIMEOUT_S
             assert ranks.call(own_rank) == [0, 1]
-            # ... and the test's own time is still bounded by its timeout.
-            started = time.monotonic()
+            # ... and the test's own time is still bounded by its timeout: the armed
+            # timer holds at most what was left, and it, not the sleep, ends the wait.
+            assert 0 < left_s() <= TEST_TIMEOUT_S
             with pytest.raises(watchdog.TestTimedOut, match="did not finish within --test-timeout=3 s"):
-                time.sleep(60)
-            assert time.monotonic() - started <= TEST_TIMEOUT_S + 1
+                time.sleep(3600)
     finally:
         ranks.kill()
 
 
 def test_a_start_past_the_allowance_is_timed_out_naming_the_start_up(allowance):
     allowance(2)
-    ranks = RankProcesses(2, slow_setup, (120.0,), timeout=TEST_TIMEOUT_S)
+    ranks = RankProcesses(2, slow_setup, (3600.0,), timeout=TEST_TIMEOUT_S)
     try:
-        with watchdog._deadline(60, "the test"):
-            started = time.monotonic()
+        with watchdog._deadline(600, "the test"):
+            # The ranks' setup sleeps an hour: only the allowance can end this start.
             with pytest.raises(RankTimeout, match=r"^ranks \[0, 1\] of 2 \(slow_setup\) did not start "
                                                   r"within --startup-timeout=2 s; the rank processes "
                                                   r"were killed$"):
                 ranks.start()
-            assert time.monotonic() - started < 30
             assert not ranks.running
-            assert 0 < left_s() <= 60  # the test's deadline runs again
+            assert 0 < left_s() <= 600  # the test's deadline runs again
     finally:
         ranks.kill()
 

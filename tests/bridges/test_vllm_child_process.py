@@ -13,6 +13,9 @@ from conformance.bridges.vllm.child_process import ChildCallTimeout, ChildProces
 from conformance.pytest_plugin import watchdog
 from conformance.reference_engine.distributed import startup
 
+#: A test deadline no step of these tests comes near, however busy the machine.
+DEADLINE_S = 600.0
+
 
 @pytest.fixture
 def child():
@@ -55,17 +58,19 @@ def test_an_interrupted_call_kills_the_child(child):
 
 
 def test_a_call_past_its_timeout_kills_the_child(child):
-    started = time.monotonic()
+    """A call past its timeout raises, and the child is killed (SIGKILL), not waited
+    for: its hour-long sleep never finishes."""
     with pytest.raises(ChildCallTimeout, match=r"^sleep did not return within 1 s$"):
-        child.call(time.sleep, 60, timeout=1)
-    assert time.monotonic() - started < 10
+        child.call(time.sleep, 3600, timeout=1)
     assert not child._process.is_alive()
+    assert child._process.exitcode == -signal.SIGKILL
 
 
 def test_a_start_up_in_the_child_is_not_counted_against_the_test_timeout(child):
-    """As vLLM's engine starts: the test's deadline pauses while the child works within
-    the start-up allowance, and resumes afterwards."""
-    with watchdog._deadline(1.0, "the test"):
+    """As vLLM's engine starts: the test's deadline is stopped while the child works
+    within the start-up allowance, and runs again afterwards with what it had left."""
+    with watchdog._deadline(DEADLINE_S, "the test"):
         with startup.starting_processes() as allowance_s:
-            assert child.call(time.sleep, 3, timeout=allowance_s) is None
-        assert 0 < signal.getitimer(signal.ITIMER_REAL)[0] <= 1.0
+            assert signal.getitimer(signal.ITIMER_REAL)[0] == 0, "the test's deadline kept running"
+            assert child.call(os.getpid, timeout=allowance_s) != os.getpid()
+        assert 0 < signal.getitimer(signal.ITIMER_REAL)[0] <= DEADLINE_S
