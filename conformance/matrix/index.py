@@ -296,9 +296,13 @@ class RecordIndex:
 
     def message(self, digest: str, contract: str, outcome: str) -> str:
         """The message of the record's first test of ``contract`` that ended ``outcome``."""
-        row = self.db.execute("SELECT message FROM tests WHERE digest = ? AND contract = ? AND outcome = ?"
-                              " ORDER BY position", (digest, contract, outcome)).fetchone()
-        return row[0] if row else ""
+        return next(self.messages(digest, contract, outcome), "")
+
+    def messages(self, digest: str, contract: str, outcome: str) -> Iterator[str]:
+        """The messages of the record's tests of ``contract`` that ended ``outcome``, in order."""
+        for (message,) in self.db.execute("SELECT message FROM tests WHERE digest = ? AND contract = ? "
+                                          "AND outcome = ? ORDER BY position", (digest, contract, outcome)):
+            yield message
 
     def load_extras(self, records: list[Accepted]) -> None:
         """Fill in ``records``' capability coverage and performance figures."""

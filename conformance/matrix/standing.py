@@ -12,7 +12,7 @@ from conformance.matrix.kits import KnownKits
 from conformance.matrix.model import Column, OverviewCell
 from conformance.matrix.sources import Accepted
 from conformance.results.verify import ALLOWED
-from conformance.results.waivers import has_expired, parse_waived
+from conformance.results.waivers import expired_expiry
 from conformance.tiers import TierResult, compute_tiers, load_policy
 from conformance.tiers.evidence import JUDGED, NOT_CHECKED, facts_of, judged_by_release, release_verdict
 
@@ -70,18 +70,14 @@ def line_tiers(records: list[Accepted], index: RecordIndex, kits: KnownKits,
 
 
 def _facts(record: Accepted, index: RecordIndex, now: datetime.datetime) -> tuple[dict[str, str], tuple[str, ...]]:
-    """A record's contract outcomes and the contracts whose waiver has expired."""
+    """A record's contract outcomes and the contracts with a waived test whose waiver
+    has expired (``waivers.expired_waivers``' rule, over the index's messages)."""
     outcomes = index.outcomes([record.digest])[record.digest]
+    kit = record.provenance["kit_version"]
     expired = tuple(sorted(
-        contract for contract, outcome in outcomes.items()
-        if outcome == "waived" and _expired(index.message(record.digest, contract, "waived"), record, now)))
+        contract for contract, outcome in outcomes.items() if outcome == "waived"
+        and any(expired_expiry(message, now.date(), kit) for message in index.messages(record.digest, contract, "waived"))))
     return outcomes, expired
-
-
-def _expired(message: str, record: Accepted, now: datetime.datetime) -> bool:
-    waived = parse_waived(message)
-    return bool(waived and waived.expires
-                and has_expired(waived.expires, now.date(), record.provenance["kit_version"]))
 
 
 def _cell(result: TierResult | None, rank: int) -> OverviewCell:

@@ -56,15 +56,22 @@ def has_expired(expires: str, today: datetime.date, kit_version: str) -> bool:
         return True
 
 
+def expired_expiry(message: str, today: datetime.date, kit_version: str) -> str | None:
+    """The expiry of the waiver a waived test's ``message`` states, when it has passed
+    for a run of kit ``kit_version`` on ``today``; None while the waiver holds."""
+    waived = parse_waived(message)
+    if waived and waived.expires and has_expired(waived.expires, today, kit_version):
+        return waived.expires
+    return None
+
+
 def expired_waivers(record: dict, now: datetime.datetime) -> dict[str, str]:
     """Contracts of a schema-valid record holding a waived test whose waiver has
     expired, each with that waiver's expiry."""
     today, kit = now.date(), record["provenance"]["kit_version"]
     expired = {}
     for test in record["tests"]:
-        if test["outcome"] != "waived" or test["contract"] is None:
-            continue
-        waived = parse_waived(test["message"])
-        if waived and waived.expires and has_expired(waived.expires, today, kit):
-            expired.setdefault(test["contract"], waived.expires)
+        if test["outcome"] == "waived" and test["contract"] is not None:
+            if (expiry := expired_expiry(test["message"], today, kit)) is not None:
+                expired.setdefault(test["contract"], expiry)
     return expired
