@@ -115,9 +115,10 @@ def test_the_faithful_plugin_is_found_exactly_as_vllm_cpu(tmp_path, plugin_env):
     vllm:cpu's, but for the plugin's own names (the first line of each: a message's
     detail may show random draws, such as those manual_seed_all failed to repeat)."""
     selection = ("--suite", "platform")
-    faithful, _ = run_bridged(tmp_path / "faithful", "faithful", *selection, env=plugin_env)
-    cpu, _ = run_bridged(tmp_path / "cpu", "cpu", *selection)
-    assert faithful is not None and cpu is not None
+    faithful, faithful_run = run_bridged(tmp_path / "faithful", "faithful", *selection, env=plugin_env)
+    cpu, cpu_run = run_bridged(tmp_path / "cpu", "cpu", *selection)
+    assert faithful is not None, faithful_run.stdout[-3000:] + faithful_run.stderr[-3000:]
+    assert cpu is not None, cpu_run.stdout[-3000:] + cpu_run.stderr[-3000:]
 
     def outcomes(record: dict, names: tuple[str, ...]) -> dict[str, tuple[str, str]]:
         def plain(message: str) -> str:

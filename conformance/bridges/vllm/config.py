@@ -42,13 +42,14 @@ class ConfigProcessStartTimedOut(TimedOut):
 
 
 @functools.cache
-def _child() -> ChildProcess:
-    """The config process, once it has imported vLLM: that import is start-up, bounded
-    by ``--startup-timeout``, not by the deadline of the test that first needs it."""
+def _child(platform_name: str) -> ChildProcess:
+    """The config process, once it has imported vLLM with ``platform_name`` current:
+    that import is start-up, bounded by ``--startup-timeout``, not by the deadline of
+    the test that first needs it."""
     child = ChildProcess("vllm-config")
     with startup.starting_processes() as allowance_s:
         try:
-            child.call(_import_vllm_config, timeout=allowance_s)
+            child.call(_start_config_process, platform_name, timeout=allowance_s)
         except ChildCallTimeout:
             child.kill()
             raise ConfigProcessStartTimedOut(startup.timed_out_message(
@@ -59,7 +60,13 @@ def _child() -> ChildProcess:
     return child
 
 
-def _import_vllm_config() -> None:
+def _start_config_process(platform_name: str) -> None:
+    from conformance.bridges.vllm import bridged
+
+    # The plugin's platform first: importing vllm.config reads vLLM's current_platform,
+    # which vLLM would otherwise resolve itself, and refuse where several vendors'
+    # plugins are installed ("Only one platform plugin can be activated").
+    getattr(bridged, platform_name)
     import vllm.config  # noqa: F401  (the import is the start-up being bounded)
 
 
@@ -79,7 +86,7 @@ def check_and_update_in_child(platform_name: str, config) -> None:
                "tensor_parallel_size": config.tensor_parallel_size,
                "quantization": config.quantization, "max_model_len": config.max_model_len}
     try:
-        answer = _child().call(_build_in_child, platform_name, request)
+        answer = _child(platform_name).call(_build_in_child, platform_name, request)
     except BaseException:
         _child.cache_clear()  # killed: the next call starts another
         raise
