@@ -131,7 +131,8 @@ def pytest_configure(config: pytest.Config) -> None:
                 raise pytest.UsageError(f"{flag} needs --platform=NAME")
         return
     from conformance.contract.discovery import PlatformPluginError, find_plugin
-    from conformance.pytest_plugin import collection, fixtures, outcome_rules, progress, reporting, watchdog
+    from conformance.pytest_plugin import (collection, fixtures, interrupts, outcome_rules, progress, reporting,
+                                           watchdog)
     from conformance.pytest_plugin.expectations import ExpectationsError, load_expectations
 
     name = config.option.platform
@@ -164,6 +165,7 @@ def pytest_configure(config: pytest.Config) -> None:
         "conformance-terminal": reporting.TerminalReporting(entry),
     }
     if not hasattr(config, "workerinput"):
+        interrupts.launch_workers_deferring_ctrl_c(config)
         # Only the controller gathers outcomes: under xdist, workers' reports reach it.
         plugins["conformance-outcomes"] = reporting.RunOutcomes(config, entry, rules)
         plugins["conformance-progress"] = progress.SuiteProgress(config)

@@ -14,8 +14,12 @@ so); ``pytest --platform`` has it from the moment the kit's plugin is configured
 from __future__ import annotations
 
 import os
+import shlex
 import signal
 import sys
+from pathlib import Path
+
+from conformance.pytest_plugin.worker_launch import DEFERRED
 
 #: pytest's exit status for an interrupted run.
 INTERRUPTED = 2
@@ -37,9 +41,18 @@ def quiet_until_session() -> None:
 
 
 def session_started() -> None:
-    """Hand Ctrl-C back to Python (and so to pytest's orderly stop)."""
-    if signal.getsignal(signal.SIGINT) is _end_quietly:
+    """Hand Ctrl-C back to Python (and so to pytest's orderly stop); in an xdist
+    worker, take it back from its controller (``worker_launch``)."""
+    if signal.getsignal(signal.SIGINT) is _end_quietly or os.environ.pop(DEFERRED, None):
         signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def launch_workers_deferring_ctrl_c(config) -> None:
+    """Start the xdist workers of this machine (``popen``) through ``worker_launch``,
+    so that Ctrl-C while one starts is its controller's to handle."""
+    launcher = shlex.join([sys.executable, str(Path(__file__).with_name("worker_launch.py"))])
+    specs = getattr(config.option, "tx", None) or []
+    config.option.tx = [f"popen//python={launcher}" if spec == "popen" else spec for spec in specs]
 
 
 if __name__ == "__main__":

@@ -130,6 +130,28 @@ def test_ctrl_c_at_any_moment_is_one_line(kit_env, tmp_path, moment):
     assert text.rstrip().splitlines()[-1].startswith(ONE_LINERS), text
 
 
+WORKER_LAUNCH = [sys.executable, "-m", "conformance.pytest_plugin.worker_launch"]
+
+
+def test_a_worker_whose_controller_stops_before_its_bootstrap_exits_without_a_word():
+    """A worker's pipe closed before execnet's bootstrap line (its controller was
+    interrupted while starting it): the worker exits 0 and prints nothing, where
+    Python would print a SyntaxError traceback of the empty line it read."""
+    done = subprocess.run([*WORKER_LAUNCH, "-c", "import sys; exec(eval(sys.stdin.readline()))"],
+                          input=b"", capture_output=True, timeout=patience.scaled(60))
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+
+
+def test_a_starting_worker_leaves_ctrl_c_to_its_controller():
+    """SIGINT reaching a worker before its session starts is ignored (its controller
+    stops it in order), and the worker knows to take Ctrl-C back at session start."""
+    survives = ("import os, signal, sys; sys.stdin.readline(); os.kill(os.getpid(), signal.SIGINT); "
+                "print(os.environ.get('CONFORMANCE_WORKER_CTRL_C_DEFERRED'))")
+    done = subprocess.run([*WORKER_LAUNCH, "-c", survives], input=b"bootstrap\n", capture_output=True,
+                          timeout=patience.scaled(60))
+    assert (done.returncode, done.stdout.strip()) == (0, b"1"), done.stderr
+
+
 @pytest.mark.parametrize(("args", "words"), [
     (["--platform", "cpux"], "no platform plugin named 'cpux' is installed (did you mean 'cpu'?"),
     (["--platform", "cpu", "--suite", "atention"], "unknown suite 'atention' in --suite"),
