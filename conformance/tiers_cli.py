@@ -11,7 +11,8 @@ package they call sits below the matrix, which shows tiers.
   which soft-failing devices have reached their ``promote_when``);
 - ``conformance release-check --kit VERSION RECORDS...``: exit 1 naming the platforms
   that block the release of the installed kit, the candidate;
-- ``conformance drift --from A [--to B]``: what changed in the plugin contract.
+- ``conformance drift --from A [--to B]``: what changed in the plugin contract
+  (``--vllm``: in vLLM's plugin interface, between two vLLM releases).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from conformance.tiers.evidence import NOT_CHECKED, Evidence, evidence_of, judge
 from conformance.tiers.policy import Policy, PolicyError, load_policy
 from conformance.tiers.promotion import promotions
 from conformance.tiers.release_gate import GateResult, release_check
+from conformance.tiers.vllm_interface import load_vllm_snapshot
 
 COMMANDS = ("tiers", "release-check", "drift")
 
@@ -74,7 +76,12 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
         f"'current', a kit release whose snapshot the kit keeps ({', '.join(drift.kept_versions())}), "
         "or a snapshot file.")
     drift_parser.add_argument("--from", dest="before", required=True, metavar="A")
-    drift_parser.add_argument("--to", dest="after", default="current", metavar="B")
+    drift_parser.add_argument("--to", dest="after", metavar="B",
+                              help="default: 'current' (with --vllm: 'installed')")
+    drift_parser.add_argument("--vllm", action="store_true",
+                              help="compare vLLM's plugin interface (Platform, attention backend, "
+                              "communicator, worker base) between two vLLM releases instead; each is "
+                              "'installed', a vLLM wheel file or a folder holding the vllm package")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -175,6 +182,11 @@ def _gate_markdown(gate: GateResult) -> str:
 
 
 def _drift(args: argparse.Namespace) -> int:
-    before, after = drift.load_snapshot(args.before), drift.load_snapshot(args.after)
-    print("\n".join(printable(line) for line in drift.render(before, after)))
+    if args.vllm:
+        before, after = load_vllm_snapshot(args.before), load_vllm_snapshot(args.after or "installed")
+        lines = drift.render(before, after, subject="vLLM plugin interface")
+    else:
+        before, after = drift.load_snapshot(args.before), drift.load_snapshot(args.after or "current")
+        lines = drift.render(before, after)
+    print("\n".join(printable(line) for line in lines))
     return 0

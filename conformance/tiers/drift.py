@@ -125,10 +125,11 @@ def _in_class(name: str, interface: dict[str, dict]) -> bool:
     return interface.get(owner, {}).get("kind") == "class"
 
 
-def render(before: Snapshot, after: Snapshot) -> list[str]:
-    """The drift report, as lines of text."""
+def render(before: Snapshot, after: Snapshot, subject: str = "contract") -> list[str]:
+    """The drift report of ``subject`` (the kit's contract, or vLLM's plugin
+    interface), as lines of text."""
     changes = compare(before.interface, after.interface)
-    lines = [f"contract drift from {before.label} to {after.label}: {len(changes)} changes"]
+    lines = [f"{subject} drift from {before.label} to {after.label}: {len(changes)} changes"]
     for change in changes:
         lines.append(f"  {change.change} {change.kind} {change.name}")
         lines += [f"      {field}: {old!r} -> {new!r}" for field, old, new in change.fields]

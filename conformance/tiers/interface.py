@@ -38,13 +38,18 @@ def snapshot(root: Path | None = None) -> dict[str, dict]:
     """Qualified name (``platform.Platform.is_available``) -> what it promises, for
     every module of the contract package at ``root`` (the installed one by default)."""
     root = contract_root() if root is None else root
+    return snapshot_of_sources({path.stem: path.read_text(encoding="utf-8") for path in sorted(root.glob("*.py"))
+                                if path.name != "__init__.py"})  # __init__ only re-exports
+
+
+def snapshot_of_sources(sources: dict[str, str]) -> dict[str, dict]:
+    """The snapshot of modules given as ``{name: source text}`` (any package's: the
+    vLLM bridge reads vLLM's plugin interface so)."""
     interface: dict[str, dict] = {}
-    for path in sorted(root.glob("*.py")):
-        if path.name == "__init__.py":  # re-exports only
-            continue
-        module = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-        interface[path.stem] = {"kind": "module", "rules": _rules(module)}
-        _members(module.body, path.stem, interface)
+    for name, source in sources.items():
+        module = ast.parse(source, filename=name)
+        interface[name] = {"kind": "module", "rules": _rules(module)}
+        _members(module.body, name, interface)
     return interface
 
 
