@@ -33,7 +33,7 @@ from conformance.results.verify import (
     Checking,
     name_and_time_problems,
     unknown_contracts_problem,
-    verify_loaded,
+    verify_readable,
 )
 
 KEYRING_NAME = "allowed_signers"
@@ -178,7 +178,7 @@ def _accept(path: Path, within: Path | None, kits: KnownKits, checking: Checking
         raise reading.UnreadableRecord(kit_problem)
     if not kits.is_installed(data["provenance"]):
         return _accept_earlier_release(path, raw, data, kits, checking)
-    verdict = verify_loaded(data, path, checking)
+    verdict = verify_readable(data, path, checking)  # its field problems are checked above
     if verdict.exit_code == INVALID:
         raise reading.UnreadableRecord(verdict.line.removeprefix(reading.printable(f"INVALID: {path}: ")))
     return Accepted(path, hashlib.sha256(raw).hexdigest(), data, verdict.line.split(":", 1)[0],

@@ -64,13 +64,14 @@ def capability_coverage(tests: list[dict], declared: object) -> dict[str, dict[s
 
 def roll_up_contracts(tests: list[dict]) -> dict[str, dict]:
     """Per-contract outcome and counts, from the record's test entries."""
-    by_contract: dict[str, list[str]] = {}
+    by_contract: dict[str, dict[str, int]] = {}
     for test in tests:
         if test["contract"] is not None:
-            by_contract.setdefault(test["contract"], []).append(test["outcome"])
+            tally = by_contract.setdefault(test["contract"], {})
+            tally[test["outcome"]] = tally.get(test["outcome"], 0) + 1
     return {
-        contract: {"outcome": outcomes.roll_up(seen), "counts": outcomes.count(seen)}
-        for contract, seen in sorted(by_contract.items())
+        contract: {"outcome": outcomes.roll_up(tally), "counts": outcomes.in_order(tally)}
+        for contract, tally in sorted(by_contract.items())
     }
 
 
