@@ -51,14 +51,36 @@ def _spread_kit_runs(items: list, workers: int) -> list:
     kit_runs = sorted((item for item in items if item.get_closest_marker("kit_run")),
                       key=lambda item: "run_kit_batch" not in item.fixturenames)  # stable
     short = [item for item in items if not item.get_closest_marker("kit_run")]
+    groups = _sharing_setup(kit_runs)
     share = -(-len(items) // workers)
     ordered = []
     for worker in range(workers):
-        long = kit_runs[worker::workers]
+        long = [item for group in groups[worker::workers] for item in group]
         fill = max(0, min(len(short), share * (worker + 1) - len(ordered) - len(long)))
         ordered += long + short[:fill]
         del short[:fill]
     return ordered + short
+
+
+def _sharing_setup(kit_runs: list) -> list[list]:
+    """The kit runs in groups that go to one worker: the tests of a module sharing a
+    module-scoped fixture (a simulated CI build, a benchmarked record: a minute of
+    kit runs) are one group, or each worker that gets one of them builds it again;
+    every other test is a group of its own."""
+    groups: list[list] = []
+    by_module: dict[str, list] = {}
+    for item in kit_runs:
+        info = getattr(item, "_fixtureinfo", None)
+        shared = info is not None and any(
+            definitions and definitions[-1].scope == "module" for definitions in info.name2fixturedefs.values())
+        if not shared:
+            groups.append([item])
+        elif item.path in by_module:
+            by_module[item.path].append(item)
+        else:
+            by_module[item.path] = [item]
+            groups.append(by_module[item.path])
+    return groups
 
 
 @dataclasses.dataclass
