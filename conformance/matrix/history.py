@@ -15,6 +15,7 @@ from conformance.matrix.links import safe_link
 from conformance.matrix.model import History, Run, Transition
 from conformance.matrix.sources import Accepted
 from conformance.results.outcomes import FAILING
+from conformance.tiers.evidence import engine_of
 
 
 def outcome_of(record: Accepted, contract: str) -> str | None:
@@ -84,7 +85,7 @@ def build_history(column: str, records: list[Accepted], contracts: list[str],
     diffed = compared(records)[-window:]
     diffed_paths = {r.path for r in diffed}
     runs = [Run(id=r.digest[:12], date=r.provenance["started_at"],
-                plugin_version=r.provenance["plugin"]["version"],
+                plugin_version=r.provenance["plugin"]["version"], engine=engine_of(r.provenance),
                 kit_version=r.provenance["kit_version"],
                 contract_version=r.provenance["contract_version"], verdict=r.verdict,
                 trust=r.trust.label(),

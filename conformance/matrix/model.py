@@ -139,6 +139,9 @@ class Run:
     id: str  # the record's digest, shortened: names the run in a diff
     date: str
     plugin_version: str
+    #: The engine it ran on: "vllm 0.32.1" through a bridge, else "conformance KIT"
+    #: (``conformance.tiers.evidence.engine_of``, as the tiers name it).
+    engine: str
     kit_version: str
     contract_version: str
     verdict: str

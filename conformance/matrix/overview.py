@@ -42,8 +42,7 @@ def _verdict(column: Column) -> OverviewCell:
     detail = column.partial or ""
     if column.unreleased:
         detail = f"⚠ unreleased kit: {column.unreleased}" + (f"; {detail}" if detail else "")
-    return OverviewCell(column.verdict, column.verdict, detail,
-                        "verdict-" + column.verdict.lower().replace(" ", "-"))
+    return OverviewCell(column.verdict, column.verdict, detail, presentation.verdict_class(column.verdict))
 
 
 def _suite(name: str) -> Callable[[Column], OverviewCell]:

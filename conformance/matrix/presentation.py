@@ -39,6 +39,11 @@ def status(outcome: str) -> str:
     return f"{GLYPHS[outcome]} {WORDS[outcome]}"
 
 
+def verdict_class(verdict: str) -> str:
+    """The CSS class of a cell showing ``verdict``: "verdict-not-conformant"."""
+    return "verdict-" + verdict.lower().replace(" ", "-")
+
+
 def duration(seconds: float | None) -> str:
     if seconds is None:
         return ""

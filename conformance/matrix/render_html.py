@@ -1,6 +1,7 @@
 """The HTML pages: the overview, the cross-platform grid in pages of columns, one page
-per platform line (its contracts with their tests, capabilities and history), the
-capabilities of every platform, the diff of two runs, and the contracts' rules.
+per platform line (its contracts with their tests, capabilities, which plugin version
+was run with which engine and kit release, and history), the capabilities of every
+platform, the diff of two runs, and the contracts' rules.
 
 Autoescaping is on for every template whatever its file name (Jinja's default list
 would leave ``.html.j2`` unescaped), and undefined names are errors, so a typo in a
@@ -17,6 +18,7 @@ from collections.abc import Callable
 import jinja2
 
 from conformance.matrix import presentation
+from conformance.matrix.compatibility import compatibility_table
 from conformance.matrix.model import Column, History, Matrix
 from conformance.results.outcomes import CELL_OUTCOMES, FAILING
 from conformance.results.signing import CI, SELF_REPORTED, VENDOR
@@ -52,6 +54,7 @@ def environment() -> jinja2.Environment:
         day=presentation.day,
         figure=presentation.figure,
         plural=presentation.plural,
+        verdict_class=presentation.verdict_class,
     )
     return env
 
@@ -119,7 +122,8 @@ def planned_pages(matrix: Matrix, line_keys: dict[str, str],
             column, history = whole(column, history)
             return env.get_template("platform.html.j2").render(**{
                 **common, "note": platform_note(matrix, len(history.runs)), "column": column,
-                "history": history, "capability_rows": rows, "grid_page": grid_page[column.id],
+                "history": history, "compatibility": compatibility_table(history.runs),
+                "capability_rows": rows, "grid_page": grid_page[column.id],
                 "root": "../", "title": f"{column.plugin} on {column.device}"})
 
         pages[f"platforms/{column.id}.html"] = (key, platform_page)

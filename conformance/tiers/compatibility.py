@@ -10,9 +10,16 @@ versions works with which release, a user which release to pin.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import TypeVar
 
 from conformance.tiers.evidence import Evidence, PlatformKey
+
+#: What makes a combination: the attributes a run is grouped by, here and in the
+#: matrix's view of it (``conformance.matrix.compatibility``).
+COMBINATION = ("plugin_version", "engine", "kit_version", "contract_version")
+
+R = TypeVar("R")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -26,19 +33,23 @@ class Combination:
     runs: int  # judged records of the combination
 
 
+def newest_of_each(runs: Iterable[R], when: Callable[[R], object]) -> list[tuple[tuple[str, ...], R, int]]:
+    """``runs`` (anything with ``COMBINATION``'s attributes) grouped by combination:
+    each combination's values, its newest run by ``when`` and how many runs it has,
+    newest first."""
+    grouped: dict[tuple[str, ...], list[R]] = {}
+    for run in runs:
+        grouped.setdefault(tuple(getattr(run, name) for name in COMBINATION), []).append(run)
+    found = [(combination, max(group, key=when), len(group)) for combination, group in grouped.items()]
+    return sorted(found, key=lambda entry: when(entry[1]), reverse=True)
+
+
 def compatibility(records: Iterable[Evidence]) -> dict[PlatformKey, list[Combination]]:
-    """Each platform's combinations, newest first."""
-    grouped: dict[PlatformKey, dict[tuple, list[Evidence]]] = {}
+    """Each platform's combinations, newest first, of its judged records."""
+    by_platform: dict[PlatformKey, list[Evidence]] = {}
     for record in records:
         if record.judged:
-            combination = (record.plugin_version, record.engine, record.kit_version, record.contract_version)
-            grouped.setdefault(record.key, {}).setdefault(combination, []).append(record)
-    table = {}
-    for key in sorted(grouped):
-        rows = []
-        for (plugin_version, engine, kit, contract), runs in grouped[key].items():
-            newest = max(runs, key=lambda r: r.started)
-            rows.append((newest.started, Combination(plugin_version, engine, kit, contract,
-                                                     newest.verdict, newest.ref, len(runs))))
-        table[key] = [combination for _, combination in sorted(rows, key=lambda row: row[0], reverse=True)]
-    return table
+            by_platform.setdefault(record.key, []).append(record)
+    return {key: [Combination(*combination, newest.verdict, newest.ref, runs)
+                  for combination, newest, runs in newest_of_each(by_platform[key], lambda r: r.started)]
+            for key in sorted(by_platform)}

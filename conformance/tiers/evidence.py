@@ -75,19 +75,24 @@ def evidence_of(ref: str, record: dict, verdict: str, trust: str, now: datetime.
                     tuple(sorted(waivers.expired_waivers(record, now))), verdict, trust)
 
 
+def engine_of(provenance: dict) -> str:
+    """The engine a record ran on: the bridged engine at its installed version
+    ("vllm 0.32.1") for a plugin run through a bridge, else the kit's own reference
+    engine ("conformance 0.1.0"). The tiers' compatibility and the matrix's name it so."""
+    bridge = provenance["plugin"].get("bridge")
+    return f"{bridge['interface']} {bridge['version']}" if bridge else f"conformance {provenance['kit_version']}"
+
+
 def facts_of(ref: str, provenance: dict, outcomes: dict[str, str], expired_waivers: tuple[str, ...],
              verdict: str, trust: str) -> Evidence:
     """``evidence_of`` from a record's parts, for a reader (the matrix's index) that
     keeps a record's outcomes apart from its provenance."""
     plugin = provenance["plugin"]
-    bridge = plugin.get("bridge")
-    engine = (f"{bridge['interface']} {bridge['version']}" if bridge
-              else f"conformance {provenance['kit_version']}")
     return Evidence(
         key=PlatformKey(plugin["distribution"], plugin["name"], provenance["device"]["name"]),
         ref=ref, started=parse_timestamp(provenance["started_at"]),
         kit_version=provenance["kit_version"], contract_version=provenance["contract_version"],
-        plugin_version=plugin["version"], engine=engine, device_type=provenance["device"]["type"],
+        plugin_version=plugin["version"], engine=engine_of(provenance), device_type=provenance["device"]["type"],
         verdict=verdict, trust=trust, outcomes=outcomes, expired_waivers=expired_waivers)
 
 
