@@ -241,6 +241,10 @@ BROKEN.update({
         "kit_test_plugins.attention:StalePlanPlatform.plugin", "attention",
         # Every other test builds one impl per batch; only a kept impl replays a plan.
         {"attention.forward.successive_calls"}),
+    "attention_shape_keyed_plan": (
+        "kit_test_plugins.attention:ShapeKeyedPlanPlatform.plugin", "attention",
+        # Only the successive steps repeat a shape on one impl, with other requests.
+        {"attention.forward.successive_calls"}),
     "attention_tail_reading": (
         "kit_test_plugins.attention:TailReadingPlatform.plugin", "attention",
         {"attention.kv_cache.unowned_slots"}),

@@ -135,7 +135,10 @@ def successive_steps(capabilities) -> list[BatchSpec]:
     """The batches one layer's impl sees over an engine's first steps: a prefill of
     three requests, decodes whose contexts grow by one token a step (the same request
     count, new lengths), a batch that grows to five requests, a mixed step, one that
-    shrinks to a single long request, and five requests again."""
+    shrinks to a single long request, and five requests again. The last two steps
+    repeat the exact shapes (tokens, padding, requests) of the second and the fifth
+    with other lengths and block tables: where a plan or graph kept by shape goes
+    stale."""
     bs = min(capabilities.block_sizes)
     steps = [((5, bs + 1, 3), (0, 0, 0)),
              ((1, 1, 1), (5, bs + 1, 3)),
@@ -143,7 +146,9 @@ def successive_steps(capabilities) -> list[BatchSpec]:
              ((1,) * 5, (7, bs + 3, 5, 2 * bs, 1)),
              ((1, 7, 1), (8, 0, 2 * bs + 1)),
              ((1,), (3 * bs + 2,)),
-             ((1,) * 5, (9, bs + 5, 7, 2 * bs + 2, 3))]
+             ((1,) * 5, (9, bs + 5, 7, 2 * bs + 2, 3)),
+             ((1, 1, 1), (2 * bs + 3, 4, max(bs - 1, 2))),  # the second step's shape (padding n % 2 = 1)
+             ((1, 7, 1), (2 * bs, 3, bs + 2))]  # the fifth step's shape (padding 0)
     return [BatchSpec(query_lens=query_lens, context_lens=context_lens, num_kv_heads=2, group=4,
                       head_size=min(capabilities.head_sizes), block_size=bs, dtype=capabilities.dtypes[0],
                       padding_tokens=n % 2, seed=300 + n)

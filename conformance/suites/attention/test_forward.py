@@ -111,9 +111,10 @@ def test_query_key_value_left_unmodified(platform, capabilities):
 
 @pytest.mark.contract("attention.forward.successive_calls")
 def test_successive_calls_on_one_impl(platform, capabilities):
-    """Feeds one impl the seven steps of ``coverage.successive_steps`` (a prefill,
-    decodes growing a token a step, a batch that grows, mixes, shrinks and grows again)
-    and compares every call with the float64 oracle."""
+    """Feeds one impl the nine steps of ``coverage.successive_steps`` (a prefill,
+    decodes growing a token a step, a batch that grows, mixes, shrinks and grows again,
+    then two earlier shapes with other lengths and block tables) and compares every
+    call with the float64 oracle."""
     specs = successive_steps(capabilities)
     backend = backend_for(platform, specs[0].selector)
     impl = make_impl(backend, specs[0])

@@ -158,6 +158,22 @@ class StalePlanImpl(CpuAttentionImpl):
         super().attend(query, key, value, kv_cache, replayed, output)
 
 
+class ShapeKeyedPlanImpl(CpuAttentionImpl):
+    """Plans a batch once per shape (tokens and requests, as a CUDA graph is captured
+    per padded batch shape) and replays the plan's block table and lengths whenever
+    that shape comes back, though the new batch's requests differ."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._plans = {}
+
+    def attend(self, query, key, value, kv_cache, metadata, output):
+        plan = self._plans.setdefault((query.shape[0], metadata.num_reqs), metadata)
+        replayed = dataclasses.replace(metadata, seq_lens=plan.seq_lens, max_seq_len=plan.max_seq_len,
+                                       block_table=plan.block_table)
+        super().attend(query, key, value, kv_cache, replayed, output)
+
+
 class TailReadingImpl(CpuAttentionImpl):
     """Computes over whole blocks and masks the unused tail of each last block by
     multiplying it by zero, which keeps a NaN: right only where tails are zeroed."""
@@ -180,6 +196,7 @@ IgnoredSlidingWindowBackend, IgnoredSlidingWindowPlatform = _broken(IgnoredSlidi
 Fp16AccumulationBackend, Fp16AccumulationPlatform = _broken(Fp16AccumulationImpl)
 UnwrittenCacheBackend, UnwrittenCachePlatform = _broken(UnwrittenCacheImpl)
 StalePlanBackend, StalePlanPlatform = _broken(StalePlanImpl)
+ShapeKeyedPlanBackend, ShapeKeyedPlanPlatform = _broken(ShapeKeyedPlanImpl)
 TailReadingBackend, TailReadingPlatform = _broken(TailReadingImpl)
 
 
