@@ -66,6 +66,9 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
     tiers.add_argument("--fleet", type=Path, metavar="FILE",
                        help="instead of tiers, whether each soft-failing device of this fleet file "
                        "has reached its promote_when")
+    tiers.add_argument("--check", action="store_true",
+                       help="with --fleet: exit 1 when a soft-failing device is due for promotion, "
+                       "so a scheduled CI step fails until the fleet file makes it required")
     tiers.add_argument("--compatibility", action="store_true",
                        help="instead of tiers, each platform's plugin versions by engine and kit "
                        "release, with the newest verdict of each combination")
@@ -122,6 +125,10 @@ def _evidence(args: argparse.Namespace, now: datetime.datetime, allow_unreleased
 
 def _tiers(args: argparse.Namespace) -> int:
     policy, now = load_policy(args.policy), _now(args)
+    if args.check and not args.fleet:
+        print("conformance tiers: --check needs --fleet FILE (it checks the fleet's soft-failing "
+              "devices)", file=sys.stderr)
+        return 2
     fleet = load_fleet(args.fleet) if args.fleet else None  # a bad one, before any work
     evidence = _evidence(args, now, args.allow_unreleased)
     if args.compatibility:
@@ -131,7 +138,12 @@ def _tiers(args: argparse.Namespace) -> int:
         return 0
     results = compute_tiers(evidence, policy, now)
     if fleet is not None:
-        return _promotions(fleet, results, policy)
+        due = _promotions(fleet, results, policy)
+        if args.check and due:
+            print(f"conformance tiers: due for promotion but still soft-failing: {', '.join(due)} "
+                  f"(set soft_fail = false in {args.fleet})", file=sys.stderr)
+            return 1
+        return 0
     if args.json:
         print(json.dumps(report.tiers_json(results), indent=1))
     else:
@@ -140,13 +152,17 @@ def _tiers(args: argparse.Namespace) -> int:
     return 0
 
 
-def _promotions(fleet: Fleet, results: dict, policy: Policy) -> int:
+def _promotions(fleet: Fleet, results: dict, policy: Policy) -> list[str]:
+    """Print each soft-failing device's promotion; the names of those that are due."""
     soft = [(d.name, d.platform, d.promote_when) for d in fleet.active() if d.soft_fail]
+    due = []
     for promotion in promotions(soft, results, policy):
         verdict = "due: make it required" if promotion.due else "not yet"
         print(printable(f"{promotion.device} (soft-fail until {promotion.reference}): {promotion.platform}: "
                         f"{promotion.because}; {verdict}"))
-    return 0
+        if promotion.due and promotion.device not in due:
+            due.append(promotion.device)
+    return [printable(name) for name in due]
 
 
 def _release_check(args: argparse.Namespace) -> int:

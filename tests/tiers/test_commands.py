@@ -103,3 +103,29 @@ def test_tiers_says_which_soft_failing_devices_are_due(records, capsys, tmp_path
     assert out.splitlines() == ["acme (soft-fail until official): acme_npu on Acme NPU 2 [acme-npu]: "
                                 "is experimental; official needs supported.green_streak, "
                                 "official.nightly_streak; not yet"]
+
+
+@pytest.mark.parametrize(("promote_when", "status"), [("experimental", 1), ("official", 0)])
+def test_check_fails_while_a_device_due_for_promotion_still_soft_fails(records, capsys, tmp_path,
+                                                                       promote_when, status):
+    """Rule: ``tiers --fleet --check`` exits 1 naming each soft-failing device whose
+    platform reached its promote_when (a scheduled step fails until the fleet makes it
+    required), 0 while none has."""
+    fleet = tmp_path / "fleet.toml"
+    fleet.write_text('[[device]]\nname = "acme"\nplatform = "acme_npu"\nqueue = "npu"\n'
+                     f'soft_fail = true\npromote_when = "{promote_when}"\n')
+    found, out, err = run(capsys, "tiers", str(records), "--as-of", AS_OF, "--allow-unreleased",
+                          "--fleet", str(fleet), "--check")
+    assert found == status, out + err
+    if status:
+        assert "due: make it required" in out
+        assert err == (f"conformance tiers: due for promotion but still soft-failing: acme "
+                       f"(set soft_fail = false in {fleet})\n")
+    else:
+        assert err == "" and "not yet" in out
+
+
+def test_check_without_a_fleet_is_refused(records, capsys):
+    status, _, err = run(capsys, "tiers", str(records), "--check")
+    assert status == 2 and err == ("conformance tiers: --check needs --fleet FILE (it checks the "
+                                   "fleet's soft-failing devices)\n")
