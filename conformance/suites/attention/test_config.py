@@ -10,6 +10,7 @@ import torch
 
 from conformance.contract.attention import AttentionSelectorConfig
 from conformance.suites.attention.strategies import BatchSpec, backend_for, build_batch, make_impl
+from conformance.suites.undeclared import undeclared_block_sizes, undeclared_head_sizes
 
 
 def _declared(capabilities):
@@ -20,11 +21,11 @@ def _declared(capabilities):
 def _undeclared_variants(capabilities) -> list[tuple[str, AttentionSelectorConfig]]:
     """The first declared configuration with one axis moved outside the declared set."""
     base = _declared(capabilities)
-    variants = [
-        ("head size", dataclasses.replace(base, head_size=max(capabilities.head_sizes) + 8)),
-        ("block size", dataclasses.replace(base, block_size=max(capabilities.block_sizes) * 2 + 1)),
-        ("dtype", dataclasses.replace(base, dtype=torch.float64)),
-    ]
+    variants = [("head size", dataclasses.replace(base, head_size=size))
+                for size in undeclared_head_sizes(capabilities.head_sizes)]
+    variants += [("block size", dataclasses.replace(base, block_size=size))
+                 for size in [*undeclared_block_sizes(capabilities.block_sizes), max(capabilities.block_sizes) * 2 + 1]]
+    variants.append(("dtype", dataclasses.replace(base, dtype=torch.float64)))
     variants += [("dtype", dataclasses.replace(base, dtype=d))
                  for d in (torch.float32, torch.bfloat16, torch.float16) if d not in capabilities.dtypes]
     if not capabilities.supports("sliding_window"):
@@ -62,8 +63,9 @@ def _refused_at_selection(platform, config: AttentionSelectorConfig) -> bool:
 @pytest.mark.contract("attention.config.refuses_undeclared")
 def test_refuses_undeclared_instead_of_computing(platform, capabilities):
     """Moves one axis of the first declared configuration out of the declared set (head
-    size, block size, float64 and each undeclared dtype, undeclared features); a variant
-    the platform selects anyway is checked for reasons and a raising 2-token prefill."""
+    and block sizes above, below and between the declared ones, a block size no power of
+    two, float64 and each undeclared dtype, undeclared features); a variant the platform
+    selects anyway is checked for reasons and a raising 2-token prefill."""
     backend = backend_for(platform, _declared(capabilities))
     for axis, config in _undeclared_variants(capabilities):
         if _refused_at_selection(platform, config):

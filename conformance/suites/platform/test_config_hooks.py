@@ -10,6 +10,7 @@ import pytest
 from conformance.contract.capabilities import KNOWN_DTYPES, KNOWN_KV_CACHE_DTYPES
 from conformance.contract.config import EngineConfig
 from conformance.suites.support import exercised
+from conformance.suites.undeclared import undeclared_block_sizes
 
 _FOREIGN_ARCH = "MixtralForCausalLM"
 _FOREIGN_QUANT = "no-such-quantization"
@@ -50,8 +51,9 @@ def test_verify_quantization(platform, capabilities):
 @pytest.mark.contract("platform.config.check_and_update")
 def test_check_and_update_config(platform, capabilities):
     """Runs ``check_and_update_config`` on every declared dtype x KV-cache dtype x block
-    size, checking the updated fields; then one-field variants: twice the largest block,
-    ``max_world_size + 1``, Mixtral, first undeclared (KV-cache) dtypes."""
+    size, checking the updated fields; then one-field variants: block sizes above, below
+    and between the declared ones, ``max_world_size + 1``, Mixtral, first undeclared
+    (KV-cache) dtypes."""
     for dtype, kv_cache_dtype, block_size in itertools.product(
             capabilities.dtypes, capabilities.kv_cache_dtypes, capabilities.block_sizes):
         config = dataclasses.replace(_declared_config(capabilities), dtype=dtype,
@@ -62,18 +64,15 @@ def test_check_and_update_config(platform, capabilities):
         assert config.block_size in capabilities.block_sizes, f"block {block_size} became {config.block_size}"
         assert config.kv_cache_dtype in capabilities.kv_cache_dtypes
 
-    undeclared = {
-        "block_size": max(capabilities.block_sizes) * 2,
-        "tensor_parallel_size": capabilities.max_world_size + 1,
-        "architecture": _FOREIGN_ARCH,
-    }
+    undeclared = [("block_size", size) for size in undeclared_block_sizes(capabilities.block_sizes)]
+    undeclared += [("tensor_parallel_size", capabilities.max_world_size + 1), ("architecture", _FOREIGN_ARCH)]
     missing_dtypes = [d for d in KNOWN_DTYPES if d not in capabilities.dtypes]
     if missing_dtypes:
-        undeclared["dtype"] = missing_dtypes[0]
+        undeclared.append(("dtype", missing_dtypes[0]))
     missing_cache_dtypes = sorted(KNOWN_KV_CACHE_DTYPES - set(capabilities.kv_cache_dtypes))
     if missing_cache_dtypes:
-        undeclared["kv_cache_dtype"] = missing_cache_dtypes[0]
-    for field, value in undeclared.items():
+        undeclared.append(("kv_cache_dtype", missing_cache_dtypes[0]))
+    for field, value in undeclared:
         bad = dataclasses.replace(_declared_config(capabilities), **{field: value})
         with pytest.raises(ValueError):
             platform.check_and_update_config(bad)

@@ -11,6 +11,7 @@ import torch
 from conformance.contract.attention import AttentionBackend, AttentionSelectorConfig
 from conformance.contract.communicator import DeviceCommunicatorBase
 from conformance.contract.worker import WorkerBase
+from conformance.suites.undeclared import undeclared_block_sizes, undeclared_head_sizes
 
 
 def _concrete_subclass(qualname: str, base: type) -> type:
@@ -48,12 +49,12 @@ def test_attention_backend_accepts_declared_configs(platform, capabilities):
 
 @pytest.mark.contract("platform.factories.attention_refusal")
 def test_attention_backend_refuses_undeclared_configs(platform, capabilities):
-    """Asks ``get_attn_backend_cls`` for the largest declared head size plus 8, twice
-    the largest block size, and each of fp32, bf16 and fp16 left undeclared, expecting
-    ``ValueError`` for each."""
+    """Asks ``get_attn_backend_cls`` for undeclared head sizes and block sizes above,
+    below and between the declared ones (``suites/undeclared.py``), and each of fp32,
+    bf16 and fp16 left undeclared, expecting ``ValueError`` for each."""
     head, dtype, block = capabilities.head_sizes[0], capabilities.dtypes[0], capabilities.block_sizes[0]
-    undeclared = [AttentionSelectorConfig(max(capabilities.head_sizes) + 8, dtype, block),
-                  AttentionSelectorConfig(head, dtype, max(capabilities.block_sizes) * 2)]
+    undeclared = [AttentionSelectorConfig(size, dtype, block) for size in undeclared_head_sizes(capabilities.head_sizes)]
+    undeclared += [AttentionSelectorConfig(head, dtype, size) for size in undeclared_block_sizes(capabilities.block_sizes)]
     undeclared += [AttentionSelectorConfig(head, d, block)
                    for d in (torch.float32, torch.bfloat16, torch.float16)
                    if d not in capabilities.dtypes]

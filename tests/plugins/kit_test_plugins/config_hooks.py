@@ -1,5 +1,7 @@
 """Plugins whose config hooks accept what they cannot run."""
 
+import dataclasses
+
 from kit_test_plugins import TestPlatform
 
 
@@ -37,3 +39,25 @@ class AnyKvCacheDtypePlatform(TestPlatform):
             super().check_and_update_config(config)
         finally:
             config.kv_cache_dtype = declared
+
+
+class RangeCheckedDeclarationPlatform(TestPlatform):
+    """Checks head and block sizes against the declared range, not the declared set:
+    a size below or between the declared ones is selected, and its config hook rounds
+    an undeclared block size up to a declared one instead of refusing it."""
+
+    @classmethod
+    def refuse_undeclared_attention(cls, config) -> None:
+        caps = cls.capabilities
+        if config.head_size > max(caps.head_sizes) or config.block_size > max(caps.block_sizes):
+            raise ValueError(f"{cls.device_name}: head size or block size above the declared range")
+        super().refuse_undeclared_attention(
+            dataclasses.replace(config, head_size=caps.head_sizes[0], block_size=caps.block_sizes[0]))
+
+    @classmethod
+    def check_and_update_config(cls, config) -> None:
+        larger = [size for size in sorted(cls.capabilities.block_sizes) if size >= config.block_size]
+        if not larger:
+            raise ValueError(f"{cls.device_name}: block size {config.block_size} above the declared range")
+        config.block_size = larger[0]
+        super().check_and_update_config(config)
