@@ -131,8 +131,15 @@ def pytest_configure(config: pytest.Config) -> None:
                 raise pytest.UsageError(f"{flag} needs --platform=NAME")
         return
     from conformance.contract.discovery import PlatformPluginError, find_plugin
-    from conformance.pytest_plugin import (collection, fixtures, interrupts, outcome_rules, progress, reporting,
-                                           watchdog)
+    from conformance.pytest_plugin import (
+        collection,
+        fixtures,
+        interrupts,
+        outcome_rules,
+        progress,
+        reporting,
+        watchdog,
+    )
     from conformance.pytest_plugin.expectations import ExpectationsError, load_expectations
 
     name = config.option.platform

@@ -15,6 +15,7 @@ A release is named by ``installed`` (the vLLM this Python has), a wheel file
 
 from __future__ import annotations
 
+import functools
 import zipfile
 from importlib import metadata
 from pathlib import Path
@@ -67,9 +68,13 @@ def _installed():
             distribution = metadata.distribution(distribution_name)
         except metadata.PackageNotFoundError:
             continue
-        return distribution.version, lambda path: Path(distribution.locate_file(path)).read_text(encoding="utf-8")
+        return distribution.version, functools.partial(_read_installed, distribution)
     raise DriftError("'installed': no vLLM is installed in this Python "
                      f"(looked for {' and '.join(_DISTRIBUTIONS)}); give a wheel file or a folder instead")
+
+
+def _read_installed(distribution: metadata.Distribution, path: str) -> str:
+    return Path(distribution.locate_file(path)).read_text(encoding="utf-8")
 
 
 def _wheel(path: Path):
