@@ -167,7 +167,7 @@ def _keyring(folder: Path, cache: dict[Path, signing.Keyring]) -> signing.Keyrin
 
 def _accept(path: Path, within: Path | None, kits: KnownKits, checking: Checking) -> Accepted:
     raw, data = reading.read_record(path, within)
-    problems = reading.schema_problems(data)
+    problems = reading.schema_problems(data, raw)
     if problems:
         raise reading.UnreadableRecord(f"off the record schema: {_one_line(problems)}")
     problems = name_and_time_problems(data, checking.now)
