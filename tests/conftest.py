@@ -28,7 +28,9 @@ def pytest_configure(config) -> None:
 
 
 #: Fixtures that start kit runs in child processes: a test using one is a ``kit_run``
-#: test (seconds to minutes each), left out of the fast loop ``-m "not kit_run"``.
+#: test (seconds to minutes each), left out of the fast loop
+#: ``-m "not kit_run and not requires_vllm"`` (a ``-m`` of one's own replaces the
+#: ``not requires_vllm`` of pyproject's addopts).
 KIT_RUN_FIXTURES = frozenset({"run_kit", "run_kit_batch", "kit"})
 
 
