@@ -50,9 +50,10 @@ def session_started() -> None:
 def launch_workers_deferring_ctrl_c(config) -> None:
     """Start the xdist workers of this machine (``popen``) through ``worker_launch``,
     so that Ctrl-C while one starts is its controller's to handle."""
-    launcher = shlex.join([sys.executable, str(Path(__file__).with_name("worker_launch.py"))])
-    specs = getattr(config.option, "tx", None) or []
-    config.option.tx = [f"popen//python={launcher}" if spec == "popen" else spec for spec in specs]
+    specs = getattr(config.option, "tx", None)
+    if specs:  # xdist is distributing this run
+        launcher = shlex.join([sys.executable, str(Path(__file__).with_name("worker_launch.py"))])
+        config.option.tx = [f"popen//python={launcher}" if spec == "popen" else spec for spec in specs]
 
 
 if __name__ == "__main__":

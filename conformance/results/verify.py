@@ -92,10 +92,10 @@ def _installed_suite_hash() -> str:
     return suite_hash()
 
 
-def field_problems(record: object, now: datetime.datetime | None = None) -> list[str]:
+def field_problems(record: object, now: datetime.datetime | None = None, raw: bytes | None = None) -> list[str]:
     """What makes a record unreadable to any kit: off the schema, names that do not
-    read as what they are, bad times. One line each."""
-    return reading.schema_problems(record) or name_and_time_problems(record, now)
+    read as what they are, bad times. One line each. ``raw``: as ``schema_problems``."""
+    return reading.schema_problems(record, raw) or name_and_time_problems(record, now)
 
 
 def name_and_time_problems(record: dict, now: datetime.datetime | None = None) -> list[str]:
@@ -174,10 +174,10 @@ def verify_record(path: str | Path, checking: Checking = Checking()) -> Verdict:
     """Check the record at ``path``; see the module docstring for the verdicts."""
     path = Path(path)
     try:
-        _, record = reading.read_record(path)
+        raw, record = reading.read_record(path)
     except reading.UnreadableRecord as exc:
         return _invalid(path, [str(exc)])
-    return verify_loaded(record, path, checking)
+    return verify_loaded(record, path, checking, raw)
 
 
 def _invalid(path: str | Path, problems: list[str]) -> Verdict:
@@ -187,10 +187,11 @@ def _invalid(path: str | Path, problems: list[str]) -> Verdict:
                    tuple(problems))
 
 
-def verify_loaded(record: object, path: str | Path, checking: Checking = Checking()) -> Verdict:
+def verify_loaded(record: object, path: str | Path, checking: Checking = Checking(),
+                  raw: bytes | None = None) -> Verdict:
     """The verdict on ``record``, already read from ``path`` (which names it in the
-    verdict line) by ``reading.read_record``."""
-    problems = field_problems(record, checking.clock())
+    verdict line) by ``reading.read_record``, from ``raw`` when the caller has it."""
+    problems = field_problems(record, checking.clock(), raw)
     if problems:
         return _invalid(path, problems)
     return verify_readable(record, path, checking)
