@@ -36,9 +36,10 @@ class DeviceCommunicatorBase(abc.ABC):
         input may or may not be modified.
 
         Rule ``communicator.all_reduce.sum``: ``all_reduce`` returns the element-wise
-        sum over all ranks, exactly, on every rank, in the input's shape, dtype and
-        device, on every call of many in a row on one shape with new values each
-        time; and a returned tensor keeps its value after later calls.
+        sum over all ranks in the input's shape, exactly, on every rank, in the
+        input's dtype and on its device, on every call of many in a row on one shape
+        with new values each time; and a returned tensor keeps its value after later
+        calls.
         """
 
     @abc.abstractmethod
@@ -46,8 +47,10 @@ class DeviceCommunicatorBase(abc.ABC):
         """Every rank's tensor concatenated along ``dim`` in rank order, on every rank.
 
         Rule ``communicator.all_gather.dims``: ``all_gather(x, dim)`` returns every
-        rank's tensor concatenated along ``dim`` in rank order, on every rank, for
-        every dim of 1- to 3-D tensors.
+        rank's tensor concatenated along ``dim`` in rank order, exactly, on every rank,
+        in the input's dtype and on its device, for every dim of 1- to 3-D tensors, on
+        every call of many in a row on one shape with new values each time; and a
+        returned tensor keeps its value after later calls.
         """
 
     @abc.abstractmethod
@@ -56,8 +59,10 @@ class DeviceCommunicatorBase(abc.ABC):
         rank ``i`` receives chunk ``i``. ``tensor.shape[dim]`` must divide evenly.
 
         Rule ``communicator.reduce_scatter.dims``: ``reduce_scatter(x, dim)`` gives rank
-        ``i`` chunk ``i`` (along ``dim``) of the sum over ranks, exactly, for every dim
-        of 1- to 3-D tensors.
+        ``i`` chunk ``i`` (along ``dim``) of the sum over ranks, exactly, in the input's
+        dtype and on its device, for every dim of 1- to 3-D tensors, on every call of
+        many in a row on one shape with new values each time; and a returned tensor
+        keeps its value after later calls.
         """
 
     @abc.abstractmethod
@@ -68,8 +73,10 @@ class DeviceCommunicatorBase(abc.ABC):
         every other rank gets None.
 
         Rule ``communicator.gather.dst_only``: ``gather(x, dst, dim)`` returns the
-        concatenation in rank order on rank ``dst`` and None on every other rank, for
-        every ``dst`` and ``dim``.
+        concatenation in rank order, exactly, in the input's dtype and on its device,
+        on rank ``dst`` and None on every other rank, for every ``dst`` and ``dim``, on
+        every call of many in a row on one shape with new values each time; and a
+        returned tensor keeps its value after later calls.
         """
 
     @abc.abstractmethod
@@ -78,7 +85,10 @@ class DeviceCommunicatorBase(abc.ABC):
         returned.
 
         Rule ``communicator.broadcast.from_src``: ``broadcast(x, src)`` writes rank
-        ``src``'s tensor into ``x`` on every rank and returns it, for every ``src``.
+        ``src``'s tensor into ``x`` on every rank, exactly, and returns it, in the
+        input's dtype and on its device, for every ``src``, on every call of many in a
+        row on one shape with new values each time; and a returned tensor keeps its
+        value after later calls.
         """
 
     @abc.abstractmethod
@@ -87,8 +97,10 @@ class DeviceCommunicatorBase(abc.ABC):
         blocking until it may be reused.
 
         Rule ``communicator.send_recv.pairs``: ``send(x, dst)`` on one rank and
-        ``recv(size, dtype, src)`` on the other deliver the tensor exactly, between
-        every ordered pair of ranks.
+        ``recv(size, dtype, src)`` on the other deliver the tensor exactly, in the
+        input's dtype and on its device (the receiver's), between every ordered pair of
+        ranks, on every call of many in a row on one shape with new values each time;
+        and a returned tensor keeps its value after later calls.
 
         Rule ``communicator.send_recv.default_peers``: without peers, ``send`` goes to
         the next rank and ``recv`` takes from the previous one (a ring).

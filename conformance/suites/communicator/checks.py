@@ -5,6 +5,12 @@ element and a salt, so any rank can compute what every other rank holds, and eve
 sum over ranks is exactly representable in fp16, bf16 and fp32: a correct
 collective gives the expected tensor bit for bit, whatever order it reduces in.
 Each check returns a list of problems (empty when the rank saw nothing wrong).
+
+Every tensor a collective returns goes through ``Problems.expect_tensor``, which
+checks it (values exactly, shape, dtype, device) and keeps it; ``Problems.recheck``
+compares each kept tensor again once the check's last call has returned. So every
+collective is held to the properties its family shares (``conformance/suites/
+families.py``) by the same code: a new collective's check cannot leave one out.
 """
 
 from __future__ import annotations
@@ -20,6 +26,10 @@ from conformance.contract.communicator import DeviceCommunicatorBase
 
 _MAX_PROBLEMS = 5
 
+#: Calls of one shape in a row: past the warm-up after which graph-capturing
+#: communicators replay, and past a small ring of staging buffers.
+REPEATED_CALLS = 12
+
 
 def rank_input(rank: int, shape: tuple[int, ...], dtype: torch.dtype, salt: int = 0) -> torch.Tensor:
     """What rank ``rank`` holds: integers in [-8, 8], on the host."""
@@ -33,7 +43,12 @@ def sum_of_inputs(world_size: int, shape, dtype, salt: int = 0) -> torch.Tensor:
 
 
 class Problems(list):
-    """At most a few problems per rank: one broken collective fails every case."""
+    """At most a few problems per rank: one broken collective fails every case; and the
+    tensors returned so far, to check again after later calls."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._kept: list[tuple[torch.Tensor, torch.Tensor, str]] = []
 
     def expect(self, condition: bool, message: str) -> None:
         if not condition and len(self) < _MAX_PROBLEMS:
@@ -49,6 +64,17 @@ class Problems(list):
             self.expect(False, f"{what}: result on {got.device}, expected {device.type}")
         else:
             self.expect(torch.equal(got.cpu(), expected), f"{what}: wrong values")
+            self._kept.append((got, expected, what))
+
+    def recheck(self) -> Problems:
+        """Compare every tensor returned so far with what it held when it was returned:
+        a collective that hands out an internal buffer overwrites it on a later call."""
+        for got, expected, what in self._kept:
+            if torch.equal(got.cpu(), expected):
+                continue
+            self.expect(False, f"{what}: result changed after later calls (an internal buffer "
+                               "was returned and reused)")
+        return self
 
 
 def _dims(shape) -> list[int]:
@@ -56,18 +82,12 @@ def _dims(shape) -> list[int]:
 
 
 def all_reduce(comm: DeviceCommunicatorBase, dtypes, shapes, iterations: int) -> list[str]:
-    problems, device, kept = Problems(), comm.device, []
+    problems, device = Problems(), comm.device
     for dtype, shape, salt in itertools.product(dtypes, shapes, range(iterations)):
         expected = sum_of_inputs(comm.world_size, shape, dtype, salt)
         got = comm.all_reduce(rank_input(comm.rank, shape, dtype, salt).to(device))
         problems.expect_tensor(got, expected, device, f"all_reduce {dtype} {shape} #{salt}")
-        kept.append((got, expected))
-    # A result must stay valid after later calls: no reused internal buffer.
-    for got, expected in kept:
-        problems.expect(torch.equal(got.cpu(), expected),
-                        f"all_reduce {expected.dtype} {tuple(expected.shape)}: result changed "
-                        "after later calls (returned an internal buffer)")
-    return problems
+    return problems.recheck()
 
 
 def all_gather(comm: DeviceCommunicatorBase, dtypes, shapes, iterations: int) -> list[str]:
@@ -77,8 +97,8 @@ def all_gather(comm: DeviceCommunicatorBase, dtypes, shapes, iterations: int) ->
             parts = [rank_input(r, shape, dtype, salt) for r in range(comm.world_size)]
             got = comm.all_gather(rank_input(comm.rank, shape, dtype, salt).to(device), dim)
             problems.expect_tensor(got, torch.cat(parts, dim), device,
-                                   f"all_gather {dtype} {shape} dim={dim}")
-    return problems
+                                   f"all_gather {dtype} {shape} dim={dim} #{salt}")
+    return problems.recheck()
 
 
 def reduce_scatter(comm: DeviceCommunicatorBase, dtypes, shapes, iterations: int) -> list[str]:
@@ -91,50 +111,52 @@ def reduce_scatter(comm: DeviceCommunicatorBase, dtypes, shapes, iterations: int
             expected = total.chunk(comm.world_size, dim)[comm.rank].contiguous()
             got = comm.reduce_scatter(rank_input(comm.rank, tuple(shape), dtype, salt).to(device), dim)
             problems.expect_tensor(got, expected, device,
-                                   f"reduce_scatter {dtype} {tuple(shape)} dim={dim}")
-    return problems
+                                   f"reduce_scatter {dtype} {tuple(shape)} dim={dim} #{salt}")
+    return problems.recheck()
 
 
-def gather(comm: DeviceCommunicatorBase, dtypes, shapes) -> list[str]:
+def gather(comm: DeviceCommunicatorBase, dtypes, shapes, iterations: int) -> list[str]:
     problems, device = Problems(), comm.device
-    for dtype, shape, dst in itertools.product(dtypes, shapes, range(comm.world_size)):
+    for dtype, shape, salt, dst in itertools.product(dtypes, shapes, range(iterations),
+                                                     range(comm.world_size)):
         for dim in _dims(shape):
-            got = comm.gather(rank_input(comm.rank, shape, dtype).to(device), dst, dim)
-            what = f"gather {dtype} {shape} dim={dim} dst={dst}"
+            got = comm.gather(rank_input(comm.rank, shape, dtype, salt).to(device), dst, dim)
+            what = f"gather {dtype} {shape} dim={dim} dst={dst} #{salt}"
             if comm.rank == dst:
-                parts = [rank_input(r, shape, dtype) for r in range(comm.world_size)]
+                parts = [rank_input(r, shape, dtype, salt) for r in range(comm.world_size)]
                 problems.expect_tensor(got, torch.cat(parts, dim), device, what)
             else:
                 problems.expect(got is None, f"{what}: rank {comm.rank} is not dst but got "
                                              f"{type(got).__name__}, not None")
-    return problems
+    return problems.recheck()
 
 
-def broadcast(comm: DeviceCommunicatorBase, dtypes, sizes) -> list[str]:
+def broadcast(comm: DeviceCommunicatorBase, dtypes, sizes, iterations: int) -> list[str]:
     problems, device = Problems(), comm.device
-    for dtype, size, src in itertools.product(dtypes, sizes, range(comm.world_size)):
-        buffer = rank_input(comm.rank, (size,), dtype).to(device)
+    for dtype, size, salt, src in itertools.product(dtypes, sizes, range(iterations),
+                                                    range(comm.world_size)):
+        buffer = rank_input(comm.rank, (size,), dtype, salt).to(device)
         got = comm.broadcast(buffer, src)
-        expected = rank_input(src, (size,), dtype)
-        what = f"broadcast {dtype} ({size},) src={src}"
+        expected = rank_input(src, (size,), dtype, salt)
+        what = f"broadcast {dtype} ({size},) src={src} #{salt}"
         problems.expect_tensor(got, expected, device, what)
         problems.expect(torch.equal(buffer.cpu(), expected), f"{what}: not written in place")
-    return problems
+    return problems.recheck()
 
 
-def send_recv_pairs(comm: DeviceCommunicatorBase, dtypes, shape) -> list[str]:
+def send_recv_pairs(comm: DeviceCommunicatorBase, dtypes, shape, iterations: int) -> list[str]:
     problems = Problems()
     # Every rank walks the same list of pairs, so sends and receives line up.
-    for dtype, (src, dst) in itertools.product(
-        dtypes, itertools.permutations(range(comm.world_size), 2)
+    for dtype, salt, (src, dst) in itertools.product(
+        dtypes, range(iterations), itertools.permutations(range(comm.world_size), 2)
     ):
-        payload = rank_input(src, shape, dtype, salt=dst)
+        payload = rank_input(src, shape, dtype, salt=dst + salt * comm.world_size)
         if comm.rank == src:
             comm.send(payload.to(comm.device), dst)
         elif comm.rank == dst:
             got = comm.recv(torch.Size(shape), dtype, src)
-            problems.expect_tensor(got, payload, comm.device, f"recv {dtype} from {src} to {dst}")
-    return problems
+            problems.expect_tensor(got, payload, comm.device, f"recv {dtype} from {src} to {dst} #{salt}")
+    return problems.recheck()
 
 
 def send_recv_ring(comm: DeviceCommunicatorBase, dtypes, shape) -> list[str]:
@@ -152,7 +174,7 @@ def send_recv_ring(comm: DeviceCommunicatorBase, dtypes, shape) -> list[str]:
             comm.send(payload)
         problems.expect_tensor(got, rank_input(previous, shape, dtype), comm.device,
                                f"recv {dtype} with default peers (expected rank {previous}'s)")
-    return problems
+    return problems.recheck()
 
 
 def barrier(comm: DeviceCommunicatorBase, folder: str, rounds: int, delay_s: float) -> list[str]:

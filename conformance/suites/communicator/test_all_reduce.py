@@ -16,14 +16,9 @@ def test_all_reduce_sums_over_ranks(ranks, dtypes):
     checks.assert_no_problems(ranks.run(checks.all_reduce, dtypes, SHAPES, 2))
 
 
-#: Calls of one shape in a row: past the warm-up after which graph-capturing
-#: communicators replay, and past a small ring of staging buffers.
-REPEATED_CALLS = 12
-
-
 @pytest.mark.contract("communicator.all_reduce.sum")
 def test_all_reduce_sums_on_every_call(ranks, dtypes):
     """Twelve calls in a row on shape ``(513,)`` per declared dtype, each with new
     salted values (past graph-replay warm-up and small staging-buffer rings); each
     result compared exactly with its own sum, then re-checked after the last call."""
-    checks.assert_no_problems(ranks.run(checks.all_reduce, dtypes, [(513,)], REPEATED_CALLS))
+    checks.assert_no_problems(ranks.run(checks.all_reduce, dtypes, [(513,)], checks.REPEATED_CALLS))

@@ -11,5 +11,13 @@ SIZES = [1, 9, 4097, (1 << 19) + 7]
 def test_broadcast_copies_src_in_place(ranks, dtypes):
     """For every src and declared dtype, 1-D sizes 1 to 2**19 + 7: each rank passes a
     buffer holding its own input; both the returned tensor and the buffer are compared
-    exactly with rank ``src``'s input."""
-    checks.assert_no_problems(ranks.run(checks.broadcast, dtypes, SIZES))
+    exactly with rank ``src``'s input, and again after all calls."""
+    checks.assert_no_problems(ranks.run(checks.broadcast, dtypes, SIZES, 1))
+
+
+@pytest.mark.contract("communicator.broadcast.from_src")
+def test_broadcast_on_every_call(ranks, dtypes):
+    """Twelve rounds of calls of size 513 from every src per declared dtype, each round
+    with new salted values; the returned tensor and the buffer compared exactly with
+    rank ``src``'s input, and the returned tensors re-checked after the last call."""
+    checks.assert_no_problems(ranks.run(checks.broadcast, dtypes, [513], checks.REPEATED_CALLS))

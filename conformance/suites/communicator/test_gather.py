@@ -11,5 +11,15 @@ SHAPES = [(1,), (6,), (2, 3), (2, 1, 3)]
 def test_gather_reaches_dst_only(ranks, dtypes):
     """For every dst, declared dtype and dim (``-1`` too) of 1- to 3-D shapes: rank
     ``dst``'s result is compared exactly with ``torch.cat`` of all ranks' inputs, and
-    every other rank's result is checked against ``None``."""
-    checks.assert_no_problems(ranks.run(checks.gather, dtypes, SHAPES))
+    every other rank's result is checked against ``None``; results are compared again
+    after all calls."""
+    checks.assert_no_problems(ranks.run(checks.gather, dtypes, SHAPES, 1))
+
+
+@pytest.mark.contract("communicator.gather.dst_only")
+def test_gather_on_every_call(ranks, dtypes):
+    """Twelve rounds of calls on shape ``(513,)`` to every dst (along dims 0 and ``-1``)
+    per declared dtype, each round with new salted values; rank ``dst``'s result
+    compared exactly with the concatenation, the others' with ``None``, and the results
+    re-checked after the last call."""
+    checks.assert_no_problems(ranks.run(checks.gather, dtypes, [(513,)], checks.REPEATED_CALLS))

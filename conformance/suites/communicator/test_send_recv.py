@@ -14,9 +14,19 @@ def _needs_pairs(ranks) -> None:
 def test_send_recv_between_every_pair(ranks, dtypes):
     """Skipped for a world of one; every ordered pair of ranks sends a ``(3, 5)`` tensor
     salted by the destination, in every declared dtype, and the receiver compares it
-    exactly with the sender's input."""
+    exactly with the sender's input, and again after all calls."""
     _needs_pairs(ranks)
-    checks.assert_no_problems(ranks.run(checks.send_recv_pairs, dtypes, (3, 5)))
+    checks.assert_no_problems(ranks.run(checks.send_recv_pairs, dtypes, (3, 5), 1))
+
+
+@pytest.mark.contract("communicator.send_recv.pairs")
+def test_send_recv_on_every_call(ranks, dtypes):
+    """Skipped for a world of one; twelve rounds in which every ordered pair of ranks
+    sends a ``(513,)`` tensor, per declared dtype, each round with new salted values;
+    each received tensor compared exactly with the sent one, then re-checked after the
+    last call."""
+    _needs_pairs(ranks)
+    checks.assert_no_problems(ranks.run(checks.send_recv_pairs, dtypes, (513,), checks.REPEATED_CALLS))
 
 
 @pytest.mark.contract("communicator.send_recv.default_peers")
