@@ -21,7 +21,10 @@ Rule ``platform.custom_ops.match_reference``: each op the module defines equals 
 engine's torch layer in every declared dtype, at decode and prefill row counts:
 ``rms_norm`` with and without the fused residual add (and the residual updated in
 place to ``x + residual``), ``rotary_embedding`` at scattered positions,
-``silu_and_mul``, and ``linear``.
+``silu_and_mul``, and ``linear``; each returns its result in the input's dtype and
+on its device; a call that repeats an earlier call's shapes with new values gives the
+new result; each leaves its inputs as they were (``rms_norm``'s residual aside); and
+a returned tensor keeps its value after later calls.
 """
 
 OPS = ("rms_norm", "rotary_embedding", "silu_and_mul", "linear")

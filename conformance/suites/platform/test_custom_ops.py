@@ -6,6 +6,7 @@ drifting tokens in the Worker and Engine suites."""
 from __future__ import annotations
 
 import importlib
+import itertools
 
 import pytest
 import torch
@@ -22,6 +23,9 @@ from conformance.suites.support import not_supported
 TOLERANCE = {torch.float32: (1e-4, 1e-5), torch.bfloat16: (2e-2, 2e-2), torch.float16: (2e-3, 2e-3)}
 #: Rows as a decode (1) and a prefill (37) have; sizes not multiples of a vector width.
 ROWS = (1, 37)
+#: Rounds of the same shapes with new values: a kernel that keeps a result, a buffer
+#: or a prepacked weight per shape sees each shape again.
+ROUNDS = 3
 HIDDEN, INTERMEDIATE, OUTPUT = 200, 152, 97
 
 
@@ -54,36 +58,65 @@ def test_custom_ops_module_imports(platform):
 @pytest.mark.contract("platform.custom_ops.match_reference")
 def test_custom_ops_match_the_torch_layers(platform, capabilities, device):
     """Seeded random inputs of 1 and 37 rows, odd widths, every declared dtype (and,
-    for ``rotary_embedding``, every declared head size): each defined op (and
-    ``rms_norm``'s in-place residual) against the reference layer's ``forward_native``
-    or ``F.linear``, per-dtype tolerance."""
-    ops = _custom_ops(platform)
+    for ``rotary_embedding``, every declared head size), three rounds of the same
+    shapes with new values: each defined op (and ``rms_norm``'s in-place residual)
+    against the reference layer's ``forward_native`` or ``F.linear``, per-dtype
+    tolerance; every other input compared bitwise before and after the call, and every
+    returned tensor again after the last call."""
+    ops, calls = _custom_ops(platform), _Calls()
     gen = torch.Generator().manual_seed(0)
-    for dtype in capabilities.dtypes:
-        for rows in ROWS:
-            def rand(*shape, dtype=dtype):
-                return torch.randn(*shape, generator=gen).to(device, dtype)
+    for dtype, round_, rows in itertools.product(capabilities.dtypes, range(ROUNDS), ROWS):
+        def rand(*shape, dtype=dtype):
+            return torch.randn(*shape, generator=gen).to(device, dtype)
 
-            where = f"{dtype}, {rows} rows"
-            if "rms_norm" in ops:
-                norm = RMSNorm(HIDDEN, 1e-6).to(device, dtype)
-                norm.weight.copy_(rand(HIDDEN))
-                x, residual = rand(rows, HIDDEN), rand(rows, HIDDEN)
-                _check(f"rms_norm ({where})", ops["rms_norm"](x, norm.weight, norm.eps), norm.forward_native(x), dtype)
-                expected, expected_residual = norm.forward_native(x, residual.clone())
-                _check(f"rms_norm with residual ({where})", ops["rms_norm"](x, norm.weight, norm.eps, residual),
-                       expected, dtype)
-                _check(f"rms_norm's updated residual ({where})", residual, expected_residual, dtype)
-            for head_size in capabilities.head_sizes if "rotary_embedding" in ops else ():
-                rope = RotaryEmbedding(head_size, 4096, 10000.0).to(device)
-                positions = torch.randint(0, 4096, (rows,), generator=gen).to(device)
-                x = rand(rows, 3, head_size)
-                _check(f"rotary_embedding ({where}, head size {head_size})",
-                       ops["rotary_embedding"](positions, x, rope.cos, rope.sin),
-                       rope.forward_native(positions, x), dtype)
-            if "silu_and_mul" in ops:
-                x = rand(rows, 2 * INTERMEDIATE)
-                _check(f"silu_and_mul ({where})", ops["silu_and_mul"](x), SiluAndMul().forward_native(x), dtype)
-            if "linear" in ops:
-                x, weight = rand(rows, HIDDEN), rand(OUTPUT, HIDDEN) / HIDDEN**0.5
-                _check(f"linear ({where})", ops["linear"](x, weight), F.linear(x, weight), dtype)
+        where = f"{dtype}, {rows} rows, round {round_ + 1}"
+        if "rms_norm" in ops:
+            norm = RMSNorm(HIDDEN, 1e-6).to(device, dtype)
+            norm.weight.copy_(rand(HIDDEN))
+            x, residual = rand(rows, HIDDEN), rand(rows, HIDDEN)
+            calls.check(f"rms_norm ({where})", ops["rms_norm"], (x, norm.weight, norm.eps),
+                        norm.forward_native(x), dtype)
+            expected, expected_residual = norm.forward_native(x, residual.clone())
+            calls.check(f"rms_norm with residual ({where})", ops["rms_norm"],
+                        (x, norm.weight, norm.eps, residual), expected, dtype, updated=residual)
+            _check(f"rms_norm's updated residual ({where})", residual, expected_residual, dtype)
+        for head_size in capabilities.head_sizes if "rotary_embedding" in ops else ():
+            rope = RotaryEmbedding(head_size, 4096, 10000.0).to(device)
+            positions = torch.randint(0, 4096, (rows,), generator=gen).to(device)
+            x = rand(rows, 3, head_size)
+            calls.check(f"rotary_embedding ({where}, head size {head_size})", ops["rotary_embedding"],
+                        (positions, x, rope.cos, rope.sin), rope.forward_native(positions, x), dtype)
+        if "silu_and_mul" in ops:
+            x = rand(rows, 2 * INTERMEDIATE)
+            calls.check(f"silu_and_mul ({where})", ops["silu_and_mul"], (x,),
+                        SiluAndMul().forward_native(x), dtype)
+        if "linear" in ops:
+            x, weight = rand(rows, HIDDEN), rand(OUTPUT, HIDDEN) / HIDDEN**0.5
+            calls.check(f"linear ({where})", ops["linear"], (x, weight), F.linear(x, weight), dtype)
+    calls.recheck()
+
+
+class _Calls:
+    """Each op call checked as it returns, and its result kept to check again after
+    later calls (a kernel that returns a buffer it reuses overwrites earlier results)."""
+
+    def __init__(self) -> None:
+        self._kept: list[tuple[str, torch.Tensor, torch.Tensor]] = []
+
+    def check(self, name: str, op, args: tuple, expected: torch.Tensor, dtype: torch.dtype,
+              updated: torch.Tensor | None = None) -> None:
+        """Call ``op(*args)``: the result must match ``expected``, and every tensor
+        argument but ``updated`` (which the op writes by contract) be left as it was."""
+        inputs = {i: arg.clone() for i, arg in enumerate(args)
+                  if isinstance(arg, torch.Tensor) and arg is not updated}
+        actual = op(*args)
+        _check(name, actual, expected, dtype)
+        changed = [i for i, was in inputs.items() if not torch.equal(args[i], was)]
+        assert not changed, f"{name}: modified its argument(s) at position {changed}"
+        self._kept.append((name, actual, actual.clone()))
+
+    def recheck(self) -> None:
+        changed = [name for name, actual, copy in self._kept if not torch.equal(actual, copy)]
+        if changed:
+            raise AssertionError(f"{len(changed)} returned tensors changed after later calls "
+                                 f"(a reused buffer), first {changed[0]}")
