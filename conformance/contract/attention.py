@@ -128,9 +128,12 @@ class AttentionImpl(abc.ABC):
 
         Rule ``attention.forward.successive_calls``: one impl serves every step of its
         layer, so on every call of a run of engine-like steps (decodes whose lengths
-        grow a token a step, a batch that grows, shrinks and grows again) it matches
-        the oracle: nothing a call leaves behind, such as a plan or a buffer made for
-        an earlier batch, may change a later call's result.
+        grow a token a step, a batch that grows, shrinks and grows again, a step that
+        repeats an earlier step's shapes with new values) it matches the oracle and
+        writes every real token's key and value into its slot: nothing a call leaves
+        behind, such as a plan or a buffer made for an earlier batch, may change a
+        later call's result or cache writes; and an earlier call's output and cache
+        keep their values after later calls on other output and cache tensors.
 
         Rule ``attention.kv_cache.unowned_slots``: the result does not depend on cache
         slots no request owns (the unused tail of a request's last block, blocks of no

@@ -225,6 +225,27 @@ def run_oracle(batch: Batch) -> torch.Tensor:
     return output[: batch.num_tokens]
 
 
+def assert_cache_written(kv_cache: torch.Tensor, batch: Batch) -> None:
+    """``kv_cache`` is ``batch``'s input cache with each real token's key and value,
+    cast, written at its ``slot_mapping`` slot, bit for bit (NaN included)."""
+    spec = batch.spec
+    expected = batch.kv_cache.clone()
+    n = batch.num_tokens
+    slots = batch.metadata.slot_mapping[:n]
+    for index, new in ((0, batch.key), (1, batch.value)):
+        expected[index].view(-1, spec.num_kv_heads, spec.head_size)[slots] = new[:n].to(expected.dtype)
+    # NaN compares unequal to itself: compare bit patterns.
+    wrong = (bits(kv_cache.cpu()) != bits(expected.cpu())).any(dim=-1).any(dim=-1)  # [2, blocks, block_size]
+    if wrong.any():
+        kind, block, offset = (int(i) for i in wrong.nonzero()[0])
+        slot = block * spec.block_size + offset
+        owner = (slots == slot).nonzero()
+        raise AssertionError(
+            f"{int(wrong.sum())} cache slots differ; first: {'value' if kind else 'key'} slot {slot} "
+            + (f"(token {int(owner[0])}'s)" if len(owner) else "(no token's: must be untouched)")
+        )
+
+
 def bits(tensor: torch.Tensor) -> torch.Tensor:
     """The tensor's bit patterns, for exact comparisons in which NaN equals itself."""
     return tensor.contiguous().view({2: torch.int16, 4: torch.int32, 8: torch.int64}[tensor.element_size()])

@@ -10,6 +10,7 @@ from conformance.suites.attention.coverage import covering_specs, successive_ste
 from conformance.suites.attention.strategies import (
     SUITE_SETTINGS,
     BatchSpec,
+    assert_cache_written,
     backend_for,
     batch_specs,
     bits,
@@ -113,19 +114,25 @@ def test_query_key_value_left_unmodified(platform, capabilities):
 def test_successive_calls_on_one_impl(platform, capabilities):
     """Feeds one impl the nine steps of ``coverage.successive_steps`` (a prefill,
     decodes growing a token a step, a batch that grows, mixes, shrinks and grows again,
-    then two earlier shapes with other lengths and block tables) and compares every
-    call with the float64 oracle."""
+    then two earlier shapes with other lengths and block tables), compares every call's
+    output with the float64 oracle and its cache bitwise with the expected writes, and
+    after the last call compares every step's output and cache bitwise with what they
+    held when their call returned."""
     specs = successive_steps(capabilities)
     backend = backend_for(platform, specs[0].selector)
     impl = make_impl(backend, specs[0])
-    failures = []
+    failures, kept = [], []
     for call, spec in enumerate(specs, 1):
         batch = build_batch(spec, backend, platform.torch_device(0))
-        output, _ = run_backend(backend, batch, impl)
+        output, kv_cache = run_backend(backend, batch, impl)
+        kept += [(call, "output", output, bits(output).clone()), (call, "cache", kv_cache, bits(kv_cache).clone())]
         try:
             assert_close_to_oracle(output, run_oracle(batch), spec.dtype, "attention.forward.successive_calls")
+            assert_cache_written(kv_cache, batch)
         except AssertionError as failure:
             failures.append(f"call {call} of {len(specs)} ({describe(spec)}):\n  {failure}")
+    failures += [f"call {call}'s {what} changed after later calls"
+                 for call, what, tensor, then in kept if not bits(tensor).equal(then)]
     assert not failures, "\n".join(failures[:3])
 
 

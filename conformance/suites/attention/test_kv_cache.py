@@ -10,9 +10,9 @@ from conformance.contract.attention import AttentionSelectorConfig
 from conformance.suites.attention.coverage import covering_specs
 from conformance.suites.attention.strategies import (
     SUITE_SETTINGS,
+    assert_cache_written,
     backend_for,
     batch_specs,
-    bits,
     build_batch,
     check_each,
     note_reproducer,
@@ -75,21 +75,7 @@ def _check_cache_writes(platform, spec) -> None:
     backend = backend_for(platform, spec.selector)
     batch = build_batch(spec, backend, platform.torch_device(0))
     _, kv_cache = run_backend(backend, batch)
-    expected = batch.kv_cache.clone()
-    n = batch.num_tokens
-    slots = batch.metadata.slot_mapping[:n]
-    for index, new in ((0, batch.key), (1, batch.value)):
-        expected[index].view(-1, spec.num_kv_heads, spec.head_size)[slots] = new[:n].to(expected.dtype)
-    # NaN compares unequal to itself: compare bit patterns.
-    wrong = (bits(kv_cache.cpu()) != bits(expected.cpu())).any(dim=-1).any(dim=-1)  # [2, blocks, block_size]
-    if wrong.any():
-        kind, block, offset = (int(i) for i in wrong.nonzero()[0])
-        slot = block * spec.block_size + offset
-        owner = (slots == slot).nonzero()
-        raise AssertionError(
-            f"{int(wrong.sum())} cache slots differ; first: {'value' if kind else 'key'} slot {slot} "
-            + (f"(token {int(owner[0])}'s)" if len(owner) else "(no token's: must be untouched)")
-        )
+    assert_cache_written(kv_cache, batch)
 
 
 @pytest.mark.contract("attention.kv_cache.shape")
