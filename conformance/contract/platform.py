@@ -181,9 +181,11 @@ class Platform(abc.ABC):
         """Bytes currently held by tensors of this process on device ``device_id``.
 
         Rule ``platform.runtime.memory``: ``memory_allocated()`` grows by at least a
-        tensor's size while it lives and falls back by most of it once the tensor is
-        released, and ``empty_cache()`` does not raise. (The Worker suite relies on
-        this to check memory profiling and that shutdown gives memory back.)
+        tensor's size while it lives and falls back by at least half of it once the
+        tensor is released, and ``empty_cache()`` does not raise.
+
+        The Worker suite relies on this to check memory profiling and that shutdown
+        gives memory back.
         """
 
     @classmethod
@@ -202,8 +204,11 @@ class Platform(abc.ABC):
 
         Rule ``platform.runtime.events``: after its own ``synchronize()`` a recorded
         event's ``query()`` is True; with timing enabled, ``elapsed_time`` between
-        events recorded in order is a non-negative number of milliseconds, and
-        ordered (a later end event never reports less time than an earlier one).
+        events recorded in order is a non-negative number, and ordered (a later end
+        event never reports less time than an earlier one).
+
+        ``elapsed_time`` is in milliseconds, as torch's is; the suites do not time the
+        device, so nothing checks the unit.
         """
 
     @classmethod

@@ -6,9 +6,17 @@ observe, in ``UNOBSERVABLE`` with the reason. The kit's own tests hold this tabl
 the contract (a method in neither, or a method whose docstring states a rule but is
 called unobservable, fails them) and to the suites (every id named here exists), so
 a rule cannot be added without the check that enforces it.
+
+Finer audits sit beside it: ``clause_map`` maps every clause of every rule to what can
+fail it, ``families`` every property a family of methods shares to its check in each
+member. ``python -m conformance.suites.rule_map --clauses`` (or ``--families``) prints
+either table in Markdown.
 """
 
 from __future__ import annotations
+
+import argparse
+import sys
 
 _FORWARD = (
     "attention.forward.prefill", "attention.forward.decode", "attention.forward.mixed",
@@ -82,3 +90,27 @@ UNOBSERVABLE: dict[str, str] = {
     "DeviceCommunicatorBase.destroy": "releases resources only the plugin knows of; the "
     "default does nothing, and any outcome short of raising is allowed",
 }
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m conformance.suites.rule_map",
+                                     description="Print an audit table of the contract in Markdown.")
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument("--clauses", action="store_true", help="every clause of every rule, with what can fail it")
+    which.add_argument("--families", action="store_true", help="every family property, by member, with its check")
+    args = parser.parse_args(argv)
+    from conformance.suites import clause_map, families
+
+    if args.families:
+        sys.stdout.write(families.table())
+    elif args.clauses:
+        sys.stdout.write(clause_map.table())
+    else:
+        rows = ["| method | checked by |", "|---|---|"]
+        rows += [f"| `{method}` | {', '.join(f'`{c}`' for c in ids)} |" for method, ids in CHECKED_BY.items()]
+        rows += [f"| `{method}` | unobservable: {why} |" for method, why in UNOBSERVABLE.items()]
+        sys.stdout.write("\n".join(rows) + "\n")
+
+
+if __name__ == "__main__":
+    main()
