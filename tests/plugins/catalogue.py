@@ -24,7 +24,7 @@ GOOD_IN_SUITES = {
 #: How many broken plugins of each suite share one child process in the catalogue's
 #: tests: about a minute of one core per batch, so that under ``-n 2`` no batch is
 #: left running alone at the end.
-BATCH_SIZE = {"platform": 13, "attention": 4, "communicator": 5, "worker": 4, "engine": 4}
+BATCH_SIZE = {"platform": 14, "attention": 4, "communicator": 5, "worker": 4, "engine": 4}
 
 #: Broken plugins: entry point, the suite that must catch it, and exactly the
 #: contracts that suite must fail.
