@@ -43,7 +43,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "matrix")]
 from generated_records import make_record, write_record  # noqa: E402
 
 from conformance.matrix.build import build_matrix  # noqa: E402
-from conformance.matrix.kits import installed_kit  # noqa: E402
+from conformance.matrix.kits import Kit, KnownKits, installed_kit  # noqa: E402
 from conformance.matrix.site import write_site  # noqa: E402
 
 SUITES = ("attention", "communicator", "engine", "platform", "worker")
@@ -57,11 +57,18 @@ def contract_ids(count: int) -> list[str]:
     return [f"{SUITES[i % len(SUITES)]}.area{i // 50}.rule{i}" for i in range(count)]
 
 
-def write_records(folder: Path, first: int, count: int, contracts: list[str],
+def benchmarked_kit(suite_hash: str | None = None) -> Kit:
+    """The checkout's kit, with the suite hash the parent process read (``suite_hash``)
+    in a case's process: the suites of a working tree being edited may change between
+    writing the records and building them."""
+    kit = installed_kit()
+    return kit if suite_hash is None else Kit(kit.version, kit.contract_version, suite_hash, kit.contracts)
+
+
+def write_records(folder: Path, first: int, count: int, contracts: list[str], kit: Kit,
                   runs_per_line: int = RUNS_PER_LINE) -> None:
     """Records number ``first`` to ``first + count``: record i is run i % runs of line
     i // runs, an hour after the run before it."""
-    kit = installed_kit()
     for index in range(first, first + count):
         rng = random.Random(index)
         line, run = divmod(index, runs_per_line)
@@ -85,12 +92,16 @@ def run_case(args: argparse.Namespace) -> dict:
     mustpass = {c: f"generated rule {c}" for c in contracts}
     now = START + datetime.timedelta(days=30)
     index = work / "index.sqlite" if args.case != "full" else None
+    kit = benchmarked_kit(args.suite_hash)
     if args.case == "incremental":  # the next nightly run of the first platform line
         started = (START + datetime.timedelta(hours=RUNS_PER_LINE + args.repeat_number)).isoformat()
         write_record(folder, f"vendor0/new{args.repeat_number}.record.json", make_record(
-            {c: "passed" for c in contracts}, plugin="vendor0", device="Device 0", started=started))
+            {c: "passed" for c in contracts}, plugin="vendor0", device="Device 0", started=started, kit=kit))
+    # The kit counts as released, as a published matrix's kit is, even where the
+    # checkout's suites differ from the last release's.
+    kits = KnownKits(kit, (kit,))
     began = time.perf_counter()
-    built = build_matrix([folder], mustpass=mustpass, now=now, index=index)
+    built = build_matrix([folder], mustpass=mustpass, now=now, index=index, kits=kits)
     site = write_site(built, work / "site")
     seconds = time.perf_counter() - began
     assert not built.matrix.rejected, built.matrix.rejected[:1]
@@ -103,7 +114,7 @@ def run_case(args: argparse.Namespace) -> dict:
 def in_child(case: str, folder: Path, work: Path, args: argparse.Namespace, repeat: int = 0) -> dict:
     command = [sys.executable, __file__, "--run-case", case, "--folder", str(folder), "--work", str(work),
                "--contracts", str(args.contracts), "--ingest", str(args.ingest),
-               "--repeat-number", str(repeat)]
+               "--repeat-number", str(repeat), "--suite-hash", args.suite_hash]
     done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode:
         sys.exit(f"bench/matrix.py: the {case} case failed:\n{done.stderr}")
@@ -151,20 +162,23 @@ def main() -> None:
     parser.add_argument("--folder", help=argparse.SUPPRESS)
     parser.add_argument("--work", help=argparse.SUPPRESS)
     parser.add_argument("--repeat-number", type=int, default=0, help=argparse.SUPPRESS)
+    parser.add_argument("--suite-hash", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.run_case:
         args.case = args.run_case
         print(json.dumps(run_case(args)))
         return
     contracts = contract_ids(args.contracts)
+    kit = benchmarked_kit()
+    args.suite_hash = kit.suite_hash
     rows, loads = [], {}
     with tempfile.TemporaryDirectory() as scratch:
         scratch = Path(scratch)
         small, large = scratch / "small", scratch / "large"
-        write_records(small, 0, args.records, contracts)
+        write_records(small, 0, args.records, contracts, kit)
         full = [in_child("full", small, scratch / f"full{i}", args) for i in range(args.repeats)]
         rows.append(median_row("full build, no index", args.records, full))
-        write_records(large, 0, args.ingest, contracts)
+        write_records(large, 0, args.ingest, contracts, kit)
         ingest = in_child("ingest", large, scratch / "large-work", args)
         rows.append(median_row("ingest into an empty index", args.ingest, [ingest]))
         incremental = [in_child("incremental", large, scratch / "large-work", args, i)
@@ -172,7 +186,7 @@ def main() -> None:
         rows.append(median_row("one new record, warm index", args.ingest + args.repeats, incremental))
         if args.browser:
             wide = scratch / "wide"
-            write_records(wide, 0, args.browser_lines, contracts, runs_per_line=1)
+            write_records(wide, 0, args.browser_lines, contracts, kit, runs_per_line=1)
             in_child("full", wide, scratch / "wide-work", args)
             loads = browser_load_ms(scratch / "wide-work" / "site", ["index.html", "grid/1.html"], args.repeats)
         if args.keep:

@@ -35,6 +35,9 @@ class Built:
     copies: dict[str, tuple[Path, str]]  # site-relative path -> (record file, its sha256)
     judged: int  # record files judged by this build; the others were read from the index
     run_scripts: dict[str, str]  # column id -> its runs for the diff page (``diff_data``)
+    #: Column id -> its platform's file (``platform_data``), of the lines this build
+    #: made; the others' are kept in the index.
+    platform_files: dict[str, str]
     #: Columns read from the index as outlines (``codec.outline``): their platform's
     #: own page and file are the kept ones, or made from the index's whole model.
     outlined: frozenset[str]
@@ -68,7 +71,7 @@ def build_matrix(paths: Iterable[str | os.PathLike], *, now: datetime.datetime |
         for record in sorted(records, key=lambda r: (r.started, str(r.path))):
             lines.setdefault(record.line, []).append(record)
         href = {r.path: _copy_name(r) for r in records}
-        contracts = grid.contract_rows(mustpass, records_index.contract_ids())
+        contracts = grid.contract_rows(mustpass, records_index.unlisted_contracts())
         contract_ids = [c.id for c in contracts]
         # In natural order (vendor2 before vendor10): by plugin, then device, then distribution.
         ordered = sorted(lines, key=lambda line: [natural_key(name) for name in (line[1], line[2], line[0])])
@@ -79,11 +82,7 @@ def build_matrix(paths: Iterable[str | os.PathLike], *, now: datetime.datetime |
         cached = records_index.cached_lines(keys)
         records_index.load_extras([lines[line][-1] for line in ordered])
 
-        def message_of(record: Accepted, contract: str) -> str:
-            outcome = record.data["contracts"][contract]["outcome"]
-            return drilldown.assertion(records_index.message(record.digest, contract, outcome))
-
-        columns, histories, run_scripts = [], [], {}
+        columns, histories, run_scripts, platform_files = [], [], {}, {}
         for line in ordered:
             runs, column_id = lines[line], grid.column_id(*line)
             if column_id in cached:
@@ -95,14 +94,16 @@ def build_matrix(paths: Iterable[str | os.PathLike], *, now: datetime.datetime |
                 diffed = history.compared(runs)[-window:]
                 shown = list({r.digest: r for r in [*diffed, runs[-1]]}.values())
                 records_index.load(shown, with_tests=[runs[-1].digest])
-                line_history = history.build_history(column_id, runs, contract_ids, href, window, message_of)
+                line_history = history.build_history(column_id, runs, contract_ids, href, window,
+                                                     _telling(records_index.not_passed([r.digest for r in diffed])))
                 column = grid.build_column(runs[-1], contracts, href[runs[-1].path], history.regressions(diffed),
                                            line_history.flaky, stale[line], now, _unreleased(runs[-1]))
                 for record in shown:
                     del record.data["contracts"], record.data["tests"]
                 outcomes = records_index.outcomes([r.digest for r in runs])
                 run_scripts[column_id] = runs_script(line_history, {d[:12]: o for d, o in outcomes.items()})
-                records_index.keep_line(column_id, keys[column_id], platform_data(column, line_history),
+                platform_files[column_id] = platform_data(column, line_history)
+                records_index.keep_line(column_id, keys[column_id], platform_files[column_id],
                                         json.dumps({"column": codec.to_data(codec.outline(column)),
                                                     "history": codec.to_data(codec.history_outline(line_history))}),
                                         run_scripts[column_id])
@@ -134,7 +135,7 @@ def build_matrix(paths: Iterable[str | os.PathLike], *, now: datetime.datetime |
         rejected=rejected,
     )
     return Built(matrix, records, {href[r.path]: (r.path, r.digest) for r in records}, judged,
-                 run_scripts, frozenset(cached), keys, Path(index) if index is not None else None)
+                 run_scripts, platform_files, frozenset(cached), keys, Path(index) if index is not None else None)
 
 
 def platform_data(column: Column, line_history: History) -> str:
@@ -164,6 +165,21 @@ def _line_key(runs: list[Accepted], stale: str | None, now: datetime.datetime, c
               for r in runs]
     text = json.dumps([common, stale, now.date().isoformat() if waived else None, judged])
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _telling(not_passed: dict[str, list[tuple[str, str, str]]]) -> history.MessageOf:
+    """What says why a record's contract ended as it did: the assertion line of its
+    first test that ended so, from the records' tests that did not pass."""
+    first: dict[tuple[str, str, str], str] = {}
+    for digest, tests in not_passed.items():
+        for contract, outcome, message in tests:
+            first.setdefault((digest, contract, outcome), message)
+
+    def message_of(record: Accepted, contract: str) -> str:
+        outcome = record.data["contracts"][contract]["outcome"]
+        return drilldown.assertion(first.get((record.digest, contract, outcome), ""))
+
+    return message_of
 
 
 def stale_rule(stale_days: int, now: datetime.datetime, contract_version: str) -> str:

@@ -44,7 +44,7 @@ from conformance.matrix.sources import (
 from conformance.results import signing, waivers
 
 #: Bumped when a table changes: an index of another format is dropped and rebuilt.
-INDEX_FORMAT = "3"
+INDEX_FORMAT = "4"
 
 SCHEMA = (
     "CREATE TABLE IF NOT EXISTS index_meta (name VARCHAR(64) PRIMARY KEY, value TEXT NOT NULL)",
@@ -54,19 +54,23 @@ SCHEMA = (
     " judged_at VARCHAR(40) NOT NULL, dated_waivers INTEGER NOT NULL, digest CHAR(64),"
     " verdict TEXT, verdict_line TEXT, trust_level VARCHAR(20), trust_signer TEXT,"
     " trust_key TEXT, released INTEGER, rejection TEXT)",
-    # One row per accepted content: what the pages read of it.
+    # One row per accepted content: what the pages read of it. ``unlisted_contracts``
+    # is a JSON list of the contract ids it names that the judging kit does not list
+    # (an earlier release's): the grid's rows beyond the mustpass list.
     "CREATE TABLE IF NOT EXISTS records (digest CHAR(64) PRIMARY KEY, distribution TEXT NOT NULL,"
     " plugin TEXT NOT NULL, device TEXT NOT NULL, started_utc VARCHAR(40) NOT NULL,"
     " contract_version TEXT NOT NULL, complete INTEGER NOT NULL, provenance TEXT NOT NULL,"
-    " summary TEXT NOT NULL, extras TEXT NOT NULL)",
-    "CREATE TABLE IF NOT EXISTS contract_outcomes (digest CHAR(64) NOT NULL,"
-    " contract VARCHAR(200) NOT NULL, outcome VARCHAR(20) NOT NULL, PRIMARY KEY (digest, contract))",
-    "CREATE TABLE IF NOT EXISTS tests (digest CHAR(64) NOT NULL, position INTEGER NOT NULL,"
-    " nodeid TEXT NOT NULL, contract VARCHAR(200), outcome VARCHAR(20) NOT NULL,"
-    " duration DOUBLE PRECISION NOT NULL, message TEXT NOT NULL, PRIMARY KEY (digest, position))",
+    " summary TEXT NOT NULL, extras TEXT NOT NULL, unlisted_contracts TEXT NOT NULL)",
+    # A record's contract outcomes (a JSON object: contract id -> outcome) with the tests
+    # that did not pass (a JSON list of [contract, outcome, message]: what a history's
+    # changes and a waiver's expiry read), and its tests (a JSON list of [nodeid,
+    # contract, outcome, duration, message]: what the cells of a line's newest record
+    # show), each in the record's order and one row per record: storing a row per
+    # contract and per test was most of the time of judging 10,000 records.
+    "CREATE TABLE IF NOT EXISTS record_outcomes (digest CHAR(64) PRIMARY KEY, outcomes TEXT NOT NULL,"
+    " not_passed TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS record_tests (digest CHAR(64) PRIMARY KEY, tests TEXT NOT NULL)",
     "CREATE INDEX IF NOT EXISTS records_by_line ON records (distribution, plugin, device, started_utc)",
-    # Every contract id an indexed record names: the grid's rows beyond the mustpass list.
-    "CREATE TABLE IF NOT EXISTS named_contracts (contract VARCHAR(200) PRIMARY KEY)",
     # Per platform line, the model and diff data last made, under the key of what made them.
     # ``outline`` is the model without what only the platform's own files show (the
     # cells' messages and tests): what the other pages read of an unchanged line.
@@ -76,9 +80,13 @@ SCHEMA = (
     "CREATE TABLE IF NOT EXISTS site_files (site TEXT NOT NULL, path TEXT NOT NULL,"
     " file_key CHAR(64) NOT NULL, sha256 CHAR(64) NOT NULL, PRIMARY KEY (site, path))",
 )
-_TABLES = ("files", "records", "contract_outcomes", "tests", "named_contracts", "line_cache", "site_files")
+_TABLES = ("files", "records", "record_outcomes", "record_tests", "line_cache", "site_files")
+#: Tables of earlier formats, dropped with a stale index so their rows do not linger.
+_RETIRED_TABLES = ("contract_outcomes", "tests", "named_contracts")
 #: The record's sections other than those with tables of their own, kept whole.
 _EXTRAS = ("capability_coverage", "performance")
+#: The fields of a test the index keeps, in the order of ``record_tests``' lists.
+_TEST_FIELDS = ("nodeid", "contract", "outcome", "duration", "message")
 #: Below this many files to judge, a pool of processes costs more than it saves.
 _POOL_FROM = 64
 
@@ -118,6 +126,9 @@ class RecordIndex:
         # per-commit flush to disk (SQLite's own setting; nothing a query depends on).
         self.db.execute("PRAGMA synchronous = OFF")
         self.judged = 0  # files the last ``ingest`` judged (the rest came from the index)
+        self._create_tables()
+
+    def _create_tables(self) -> None:
         for statement in SCHEMA:
             self.db.execute(statement)
 
@@ -172,8 +183,10 @@ class RecordIndex:
         if row and row[0] == context:
             return
         with self.db:
-            for table in _TABLES:
-                self.db.execute(f"DELETE FROM {table}")
+            # Dropped, not emptied: an index of another format has other columns.
+            for table in (*_TABLES, *_RETIRED_TABLES):
+                self.db.execute(f"DROP TABLE IF EXISTS {table}")
+            self._create_tables()
             self.db.execute("DELETE FROM index_meta WHERE name = 'context'")
             self.db.execute("INSERT INTO index_meta (name, value) VALUES ('context', ?)", (context,))
 
@@ -192,23 +205,18 @@ class RecordIndex:
         if digest in stored:
             return
         stored.add(digest)
-        record_row, outcome_rows, test_rows = rows
+        record_row, outcomes, not_passed, tests = rows
         self.db.execute("INSERT INTO records (digest, distribution, plugin, device, started_utc,"
-                        " contract_version, complete, provenance, summary, extras)"
-                        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", record_row)
-        self.db.executemany("INSERT INTO contract_outcomes (digest, contract, outcome) VALUES (?, ?, ?)",
-                            outcome_rows)
-        named = {row[1] for row in outcome_rows} - self.contract_ids()
-        self.db.executemany("INSERT INTO named_contracts (contract) VALUES (?)", [(c,) for c in named])
-        self.db.executemany("INSERT INTO tests (digest, position, nodeid, contract, outcome, duration,"
-                            " message) VALUES (?, ?, ?, ?, ?, ?, ?)", test_rows)
+                        " contract_version, complete, provenance, summary, extras, unlisted_contracts)"
+                        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", record_row)
+        self.db.execute("INSERT INTO record_outcomes (digest, outcomes, not_passed) VALUES (?, ?, ?)",
+                        (digest, outcomes, not_passed))
+        self.db.execute("INSERT INTO record_tests (digest, tests) VALUES (?, ?)", (digest, tests))
 
     def _forget_unreferenced(self) -> None:
-        for table in ("records", "contract_outcomes", "tests"):
+        for table in ("records", "record_outcomes", "record_tests"):
             self.db.execute(f"DELETE FROM {table} WHERE digest NOT IN"
                             " (SELECT digest FROM files WHERE digest IS NOT NULL)")
-        self.db.execute("DELETE FROM named_contracts")
-        self.db.execute("INSERT INTO named_contracts (contract) SELECT DISTINCT contract FROM contract_outcomes")
 
     def _accepted(self) -> list[Accepted]:
         """One per content, at the first path that holds it, without its capability
@@ -239,10 +247,9 @@ class RecordIndex:
                                           (column_id,)).fetchone()
         return json.loads(outline), script
 
-    def cached_model(self, column_id: str) -> dict:
-        """A line's kept model data, whole."""
-        return json.loads(self.db.execute("SELECT model FROM line_cache WHERE column_id = ?",
-                                          (column_id,)).fetchone()[0])
+    def cached_model(self, column_id: str) -> str:
+        """A line's kept model, whole: its platform's file (``build.platform_data``)."""
+        return self.db.execute("SELECT model FROM line_cache WHERE column_id = ?", (column_id,)).fetchone()[0]
 
     def keep_line(self, column_id: str, key: str, model: str, outline: str, script: str) -> None:
         """Kept on ``forget_lines_but``'s commit, so a build writes its lines at once."""
@@ -266,43 +273,51 @@ class RecordIndex:
             self.db.executemany("INSERT INTO site_files (site, path, file_key, sha256) VALUES (?, ?, ?, ?)",
                                 [(site, path, key, digest) for path, (key, digest) in files.items()])
 
-    def contract_ids(self) -> set[str]:
-        """Every contract id an indexed record names."""
-        return {row[0] for row in self.db.execute("SELECT contract FROM named_contracts")}
+    def unlisted_contracts(self) -> set[str]:
+        """The contract ids indexed records name that the judging kit does not list."""
+        return {contract for (names,) in self.db.execute(
+                    "SELECT unlisted_contracts FROM records WHERE unlisted_contracts <> '[]'")
+                for contract in json.loads(names)}
 
     def outcomes(self, digests: list[str]) -> dict[str, dict[str, str]]:
         """Each record's contract outcomes, by digest."""
-        found: dict[str, dict[str, str]] = {d: {} for d in digests}
+        return dict(self._outcomes(digests))
+
+    def _outcomes(self, digests: list[str]) -> Iterator[tuple[str, dict[str, str]]]:
         for chunk in _chunks(digests):
             marks = ", ".join("?" * len(chunk))
-            for digest, contract, outcome in self.db.execute(
-                    f"SELECT digest, contract, outcome FROM contract_outcomes WHERE digest IN ({marks})", chunk):
-                found[digest][contract] = outcome
-        return found
+            for digest, outcomes in self.db.execute(
+                    f"SELECT digest, outcomes FROM record_outcomes WHERE digest IN ({marks})", chunk):
+                yield digest, json.loads(outcomes)
 
     def keeping(self, digests: list[str], contracts: list[str], outcomes: list[str]) -> set[str]:
         """Those of ``digests`` whose every one of ``contracts`` ended in one of
-        ``outcomes``: counted in SQL, so a release's verdict on thousands of records
-        never loads their outcomes."""
-        kept: set[str] = set()
-        ends = ", ".join("?" * len(outcomes))
-        for chunk in _chunks(digests, 200):
-            marks, rows = ", ".join("?" * len(chunk)), ", ".join("?" * len(contracts))
-            kept.update(digest for (digest,) in self.db.execute(
-                f"SELECT digest FROM contract_outcomes WHERE digest IN ({marks}) AND contract IN ({rows}) "
-                f"AND outcome IN ({ends}) GROUP BY digest HAVING COUNT(DISTINCT contract) = ?",
-                [*chunk, *contracts, *outcomes, len(set(contracts))]))
-        return kept
+        ``outcomes`` (a release's verdict on thousands of records: read a chunk at a time)."""
+        ends = set(outcomes)
+        return {digest for digest, ended in self._outcomes(digests)
+                if all(ended.get(contract) in ends for contract in contracts)}
 
-    def message(self, digest: str, contract: str, outcome: str) -> str:
-        """The message of the record's first test of ``contract`` that ended ``outcome``."""
-        return next(self.messages(digest, contract, outcome), "")
+    def not_passed(self, digests: list[str]) -> dict[str, list[tuple[str, str, str]]]:
+        """Each record's tests that did not pass, as (contract, outcome, message), in order."""
+        found = {}
+        for chunk in _chunks(digests):
+            marks = ", ".join("?" * len(chunk))
+            for digest, tests in self.db.execute(
+                    f"SELECT digest, not_passed FROM record_outcomes WHERE digest IN ({marks})", chunk):
+                found[digest] = [tuple(test) for test in json.loads(tests)]
+        return found
 
-    def messages(self, digest: str, contract: str, outcome: str) -> Iterator[str]:
-        """The messages of the record's tests of ``contract`` that ended ``outcome``, in order."""
-        for (message,) in self.db.execute("SELECT message FROM tests WHERE digest = ? AND contract = ? "
-                                          "AND outcome = ? ORDER BY position", (digest, contract, outcome)):
-            yield message
+    def tests(self, digests: list[str]) -> dict[str, list[dict]]:
+        """Each record's tests, as the record lists them (with the fields the pages read)."""
+        found = {}
+        for chunk in _chunks(digests):
+            marks = ", ".join("?" * len(chunk))
+            for digest, tests in self.db.execute(
+                    f"SELECT digest, tests FROM record_tests WHERE digest IN ({marks})", chunk):
+                # Seconds as a float, as a record's 0 always read back from the index.
+                found[digest] = [{**dict(zip(_TEST_FIELDS, test)), "duration": float(test[3])}
+                                 for test in json.loads(tests)]
+        return found
 
     def load_extras(self, records: list[Accepted]) -> None:
         """Fill in ``records``' capability coverage and performance figures."""
@@ -320,18 +335,10 @@ class RecordIndex:
         for data in by_digest.values():
             data.setdefault("contracts", {})
             data.setdefault("tests", [])
-        for digests in _chunks(list(by_digest)):
-            marks = ", ".join("?" * len(digests))
-            for digest, contract, outcome in self.db.execute(
-                    f"SELECT digest, contract, outcome FROM contract_outcomes WHERE digest IN ({marks})", digests):
-                by_digest[digest]["contracts"][contract] = {"outcome": outcome}
-        for digests in _chunks([d for d in dict.fromkeys(with_tests) if d in by_digest]):
-            marks = ", ".join("?" * len(digests))
-            for digest, nodeid, contract, outcome, duration, message in self.db.execute(
-                    f"SELECT digest, nodeid, contract, outcome, duration, message FROM tests"
-                    f" WHERE digest IN ({marks}) ORDER BY digest, position", digests):
-                by_digest[digest]["tests"].append({"nodeid": nodeid, "contract": contract, "outcome": outcome,
-                                                   "duration": duration, "message": message})
+        for digest, outcomes in self._outcomes(list(by_digest)):
+            by_digest[digest]["contracts"] = {contract: {"outcome": outcome} for contract, outcome in outcomes.items()}
+        for digest, tests in self.tests([d for d in dict.fromkeys(with_tests) if d in by_digest]).items():
+            by_digest[digest]["tests"] = tests
 
 
 def _chunks(items: list[str], size: int = 500) -> Iterator[list[str]]:
@@ -397,7 +404,8 @@ def _judge_one(item: tuple[Path, Path | None], judging: Judging,
         return path, (exc.rejection, None)
     trust = record.trust
     file_verdict = (record.verdict, record.verdict_line, trust.level, trust.signer, trust.key, int(record.released))
-    return path, ((record.digest, int(_has_dated_waiver(record.data)), file_verdict), _rows(record))
+    return path, ((record.digest, int(_has_dated_waiver(record.data)), file_verdict),
+                  _rows(record, judging.contracts))
 
 
 def _has_dated_waiver(data: dict) -> bool:
@@ -408,14 +416,18 @@ def _has_dated_waiver(data: dict) -> bool:
     return False
 
 
-def _rows(record: Accepted) -> tuple:
+def _rows(record: Accepted, listed: frozenset[str]) -> tuple:
+    """What the index keeps of a record: its ``records`` row, and its outcomes, tests
+    that did not pass and tests as JSON text (encoded here, in the judging process)."""
     data, digest = record.data, record.digest
     distribution, plugin, device = record.line
     record_row = (digest, distribution, plugin, device, _utc(record.started),
                   record.provenance["contract_version"], int(data["complete"]),
                   json.dumps(record.provenance), json.dumps(data["summary"]),
-                  json.dumps({k: data[k] for k in _EXTRAS if k in data}))
-    outcome_rows = [(digest, contract, entry["outcome"]) for contract, entry in data["contracts"].items()]
-    test_rows = [(digest, position, t["nodeid"], t["contract"], t["outcome"], t["duration"], t["message"])
-                 for position, t in enumerate(data["tests"])]
-    return record_row, outcome_rows, test_rows
+                  json.dumps({k: data[k] for k in _EXTRAS if k in data}),
+                  json.dumps(sorted(set(data["contracts"]) - listed)))
+    outcomes = json.dumps({contract: entry["outcome"] for contract, entry in data["contracts"].items()})
+    not_passed = json.dumps([[test["contract"], test["outcome"], test["message"]]
+                             for test in data["tests"] if test["outcome"] != "passed"])
+    tests = json.dumps([[test[field] for field in _TEST_FIELDS] for test in data["tests"]])
+    return record_row, outcomes, not_passed, tests

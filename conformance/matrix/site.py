@@ -18,7 +18,7 @@ from importlib import resources
 from pathlib import Path
 
 from conformance.matrix import codec
-from conformance.matrix.build import GENERATOR, Built, platform_data
+from conformance.matrix.build import GENERATOR, Built
 from conformance.matrix.index import RecordIndex
 from conformance.matrix.model import Column, History, Matrix
 from conformance.matrix.render_html import Page, planned_pages
@@ -54,17 +54,19 @@ def planned_files(built: Built, records_index: RecordIndex) -> dict[str, Page]:
     others (``matrix.json``, ``matrix.md``, static files, record copies) are written
     by ``write_site`` on every build. A column the build read as an outline is made
     whole from the index only when its platform's files are made again."""
+    def platform_json(column_id: str) -> str:
+        return built.platform_files.get(column_id) or records_index.cached_model(column_id)
+
     def whole(column: Column, history: History) -> tuple[Column, History]:
         if column.id not in built.outlined:
             return column, history
-        model = records_index.cached_model(column.id)
+        model = json.loads(platform_json(column.id))
         return codec.column_from(model["column"]), codec.history_from(model["history"])
 
     files = planned_pages(built.matrix, built.line_keys, whole)
-    for column, history in zip(built.matrix.columns, built.matrix.histories):
+    for column in built.matrix.columns:
         key = built.line_keys.get(column.id)
-        files[platform_file(column.id)] = (key and f"json {key}",
-                                           lambda c=column, h=history: platform_data(*whole(c, h)))
+        files[platform_file(column.id)] = (key and f"json {key}", lambda c=column.id: platform_json(c))
         files[f"platforms/{column.id}.runs.js"] = (key and f"runs {key}",
                                                    lambda c=column.id: built.run_scripts[c])
     return files

@@ -73,10 +73,12 @@ def _facts(record: Accepted, index: RecordIndex, now: datetime.datetime) -> tupl
     """A record's contract outcomes and the contracts with a waived test whose waiver
     has expired (``waivers.expired_waivers``' rule, over the index's messages)."""
     outcomes = index.outcomes([record.digest])[record.digest]
+    if "waived" not in outcomes.values():
+        return outcomes, ()
     kit = record.provenance["kit_version"]
-    expired = tuple(sorted(
-        contract for contract, outcome in outcomes.items() if outcome == "waived"
-        and any(expired_expiry(message, now.date(), kit) for message in index.messages(record.digest, contract, "waived"))))
+    expired = tuple(sorted({contract for contract, outcome, message in index.not_passed([record.digest])[record.digest]
+                            if outcome == "waived" and outcomes.get(contract) == "waived"
+                            and expired_expiry(message, now.date(), kit)}))
     return outcomes, expired
 
 
