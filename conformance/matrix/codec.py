@@ -52,8 +52,24 @@ def column_from(data: dict) -> Column:
     if performance is not None:
         performance = Performance(performance["device"], performance["measured_at"],
                                   [Figure(**figure) for figure in performance["figures"]])
-    return Column(**{**data, "cells": {c: _cell(cell) for c, cell in data["cells"].items()},
+    return Column(**{**data, "cells": _cells(data["cells"]),
                      "suites": [SuiteCount(**s) for s in data["suites"]], "performance": performance})
+
+
+def _cells(data: dict[str, dict]) -> dict[str, Cell]:
+    """Cells without tests or a waiver are mostly alike (an outline's, all but a few):
+    each distinct one is made once and shared, as a cell is never changed."""
+    alike: dict[tuple, Cell] = {}
+    cells = {}
+    for contract, cell in data.items():
+        if cell["tests"] or cell["waiver"]:
+            cells[contract] = _cell(cell)
+            continue
+        key = (cell["outcome"], cell["message"], cell["duration"], cell["regressed_since"], cell["flaky"])
+        if key not in alike:
+            alike[key] = _cell(cell)
+        cells[contract] = alike[key]
+    return cells
 
 
 def history_from(data: dict) -> History:

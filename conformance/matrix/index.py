@@ -30,6 +30,7 @@ import os
 import sqlite3
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import NamedTuple
 
 from conformance.matrix.kits import KnownKits
 from conformance.matrix.model import Rejection
@@ -44,7 +45,7 @@ from conformance.matrix.sources import (
 from conformance.results import signing, waivers
 
 #: Bumped when a table changes: an index of another format is dropped and rebuilt.
-INDEX_FORMAT = "4"
+INDEX_FORMAT = "5"
 
 SCHEMA = (
     "CREATE TABLE IF NOT EXISTS index_meta (name VARCHAR(64) PRIMARY KEY, value TEXT NOT NULL)",
@@ -74,11 +75,15 @@ SCHEMA = (
     # Per platform line, the model and diff data last made, under the key of what made them.
     # ``outline`` is the model without what only the platform's own files show (the
     # cells' messages and tests): what the other pages read of an unchanged line.
+    # ``model``, the largest, is the last column: a row's outline is read without
+    # reading its pages (a row's columns lie in order, a long one on pages of its own).
     "CREATE TABLE IF NOT EXISTS line_cache (column_id VARCHAR(64) PRIMARY KEY, line_key CHAR(64) NOT NULL,"
-    " model TEXT NOT NULL, outline TEXT NOT NULL, runs_script TEXT NOT NULL)",
-    # What the last build wrote into each site: a file with the same key is reused.
+    " outline TEXT NOT NULL, runs_script TEXT NOT NULL, model TEXT NOT NULL)",
+    # What the last build wrote into each site: a file with the same key, and the size
+    # and modification time it was written with, is reused.
     "CREATE TABLE IF NOT EXISTS site_files (site TEXT NOT NULL, path TEXT NOT NULL,"
-    " file_key CHAR(64) NOT NULL, sha256 CHAR(64) NOT NULL, PRIMARY KEY (site, path))",
+    " file_key CHAR(64) NOT NULL, sha256 CHAR(64) NOT NULL, size BIGINT NOT NULL, mtime_ns BIGINT NOT NULL,"
+    " PRIMARY KEY (site, path))",
 )
 _TABLES = ("files", "records", "record_outcomes", "record_tests", "line_cache", "site_files")
 #: Tables of earlier formats, dropped with a stale index so their rows do not linger.
@@ -96,6 +101,15 @@ def default_index_path(site: str | os.PathLike) -> Path:
     never inside it (the site folder is replaced whole on every build)."""
     site = Path(site)
     return site.with_name(f".{site.name}.index.sqlite")
+
+
+class SiteFile(NamedTuple):
+    """A file a build wrote into a site, as it wrote it."""
+
+    key: str | None  # what it was made from (``render_html.Page``)
+    sha256: str
+    size: int
+    mtime_ns: int
 
 
 @dataclasses.dataclass(frozen=True)
@@ -254,24 +268,24 @@ class RecordIndex:
     def keep_line(self, column_id: str, key: str, model: str, outline: str, script: str) -> None:
         """Kept on ``forget_lines_but``'s commit, so a build writes its lines at once."""
         self.db.execute("DELETE FROM line_cache WHERE column_id = ?", (column_id,))
-        self.db.execute("INSERT INTO line_cache (column_id, line_key, model, outline, runs_script)"
-                        " VALUES (?, ?, ?, ?, ?)", (column_id, key, model, outline, script))
+        self.db.execute("INSERT INTO line_cache (column_id, line_key, outline, runs_script, model)"
+                        " VALUES (?, ?, ?, ?, ?)", (column_id, key, outline, script, model))
 
     def forget_lines_but(self, keys: dict[str, str]) -> None:
         with self.db:
             gone = {row[0] for row in self.db.execute("SELECT column_id FROM line_cache")} - set(keys)
             self.db.executemany("DELETE FROM line_cache WHERE column_id = ?", [(c,) for c in gone])
 
-    def site_files(self, site: str) -> dict[str, tuple[str, str]]:
-        """Path -> (key, sha256) of each keyed file the last build wrote into ``site``."""
-        return {path: (key, digest) for path, key, digest in self.db.execute(
-            "SELECT path, file_key, sha256 FROM site_files WHERE site = ?", (site,))}
+    def site_files(self, site: str) -> dict[str, SiteFile]:
+        """Path -> how it was written, of each keyed file the last build wrote into ``site``."""
+        return {path: SiteFile(*written) for path, *written in self.db.execute(
+            "SELECT path, file_key, sha256, size, mtime_ns FROM site_files WHERE site = ?", (site,))}
 
-    def wrote_site(self, site: str, files: dict[str, tuple[str, str]]) -> None:
+    def wrote_site(self, site: str, files: dict[str, SiteFile]) -> None:
         with self.db:
             self.db.execute("DELETE FROM site_files WHERE site = ?", (site,))
-            self.db.executemany("INSERT INTO site_files (site, path, file_key, sha256) VALUES (?, ?, ?, ?)",
-                                [(site, path, key, digest) for path, (key, digest) in files.items()])
+            self.db.executemany("INSERT INTO site_files (site, path, file_key, sha256, size, mtime_ns)"
+                                " VALUES (?, ?, ?, ?, ?, ?)", [(site, path, *file) for path, file in files.items()])
 
     def unlisted_contracts(self) -> set[str]:
         """The contract ids indexed records name that the judging kit does not list."""

@@ -16,10 +16,11 @@ import shutil
 import tempfile
 from importlib import resources
 from pathlib import Path
+from stat import S_ISREG
 
 from conformance.matrix import codec
 from conformance.matrix.build import GENERATOR, Built
-from conformance.matrix.index import RecordIndex
+from conformance.matrix.index import RecordIndex, SiteFile
 from conformance.matrix.model import Column, History, Matrix
 from conformance.matrix.render_html import Page, planned_pages
 from conformance.matrix.render_markdown import render_markdown
@@ -130,7 +131,7 @@ def write_site(built: Built, target: str | Path) -> Path:
         with RecordIndex(built.index if built.index is not None else ":memory:") as records_index:
             previous = records_index.site_files(site) if target.is_dir() else {}
             written = _write_planned(planned_files(built, records_index), previous, target, staging)
-            digests = {path: digest for path, (_, digest) in written.items()}
+            digests = {path: file.sha256 for path, file in written.items()}
             _write(staging / "matrix.json", matrix_json(built.matrix, digests))
             _write(staging / "matrix.md", render_markdown(built.matrix))
             static = resources.files("conformance.matrix") / "static"
@@ -141,33 +142,38 @@ def write_site(built: Built, target: str | Path) -> Path:
             if target.exists():
                 shutil.rmtree(target)
             staging.rename(target)
-            records_index.wrote_site(site, {path: entry for path, entry in written.items() if entry[0]})
+            records_index.wrote_site(site, {path: file for path, file in written.items() if file.key})
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return target
 
 
-def _write_planned(files: dict[str, Page], previous: dict[str, tuple[str, str]], target: Path,
-                   staging: Path) -> dict[str, tuple[str | None, str]]:
+def _write_planned(files: dict[str, Page], previous: dict[str, SiteFile], target: Path,
+                   staging: Path) -> dict[str, SiteFile]:
     """Write each file, or link it from the site being replaced when it was made
-    there with the same key and is as it was written; path -> (key, sha256)."""
+    there with the same key and is as it was written."""
     written = {}
     for relative, (key, make) in files.items():
         kept = previous.get(relative)
-        if key is not None and kept is not None and kept[0] == key and _links(target / relative, kept[1],
-                                                                              staging / relative):
+        if key is not None and kept is not None and kept.key == key and _links(target / relative, kept,
+                                                                                staging / relative):
             written[relative] = kept
             continue
         content = make().encode("utf-8")
         _write(staging / relative, content)
-        written[relative] = (key, hashlib.sha256(content).hexdigest())
+        stat = (staging / relative).stat()
+        written[relative] = SiteFile(key, hashlib.sha256(content).hexdigest(), stat.st_size, stat.st_mtime_ns)
     return written
 
 
-def _links(previous: Path, digest: str, path: Path) -> bool:
+def _links(previous: Path, kept: SiteFile, path: Path) -> bool:
+    """Link ``previous`` to ``path`` when it is a file of the size and modification time
+    it was written with (as make and rsync tell a changed file: reading and hashing
+    the hundreds of megabytes a large site reuses took longer than the rest of a build)."""
     try:
-        if previous.is_symlink() or hashlib.sha256(previous.read_bytes()).hexdigest() != digest:
+        stat = previous.lstat()
+        if not S_ISREG(stat.st_mode) or (stat.st_size, stat.st_mtime_ns) != (kept.size, kept.mtime_ns):
             return False
         path.parent.mkdir(parents=True, exist_ok=True)
         os.link(previous, path)
