@@ -57,12 +57,18 @@ def contract_ids(count: int) -> list[str]:
     return [f"{SUITES[i % len(SUITES)]}.area{i // 50}.rule{i}" for i in range(count)]
 
 
-def benchmarked_kit(suite_hash: str | None = None) -> Kit:
-    """The checkout's kit, with the suite hash the parent process read (``suite_hash``)
-    in a case's process: the suites of a working tree being edited may change between
-    writing the records and building them."""
-    kit = installed_kit()
-    return kit if suite_hash is None else Kit(kit.version, kit.contract_version, suite_hash, kit.contracts)
+def benchmarked_kit(identity: str | None = None) -> Kit:
+    """The checkout's kit; in a case's process, the one the parent read (``identity``,
+    as ``kit_identity`` writes it): a working tree being edited may change its suites
+    or version between writing the records and building them."""
+    if identity is None:
+        return installed_kit()
+    version, contract_version, suite_hash = json.loads(identity)
+    return Kit(version, contract_version, suite_hash, installed_kit().contracts)
+
+
+def kit_identity(kit: Kit) -> str:
+    return json.dumps([kit.version, kit.contract_version, kit.suite_hash])
 
 
 def write_records(folder: Path, first: int, count: int, contracts: list[str], kit: Kit,
@@ -92,7 +98,7 @@ def run_case(args: argparse.Namespace) -> dict:
     mustpass = {c: f"generated rule {c}" for c in contracts}
     now = START + datetime.timedelta(days=30)
     index = work / "index.sqlite" if args.case != "full" else None
-    kit = benchmarked_kit(args.suite_hash)
+    kit = benchmarked_kit(args.kit)
     if args.case == "incremental":  # the next nightly run of the first platform line
         started = (START + datetime.timedelta(hours=RUNS_PER_LINE + args.repeat_number)).isoformat()
         write_record(folder, f"vendor0/new{args.repeat_number}.record.json", make_record(
@@ -114,7 +120,7 @@ def run_case(args: argparse.Namespace) -> dict:
 def in_child(case: str, folder: Path, work: Path, args: argparse.Namespace, repeat: int = 0) -> dict:
     command = [sys.executable, __file__, "--run-case", case, "--folder", str(folder), "--work", str(work),
                "--contracts", str(args.contracts), "--ingest", str(args.ingest),
-               "--repeat-number", str(repeat), "--suite-hash", args.suite_hash]
+               "--repeat-number", str(repeat), "--kit", args.kit]
     done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode:
         sys.exit(f"bench/matrix.py: the {case} case failed:\n{done.stderr}")
@@ -162,7 +168,7 @@ def main() -> None:
     parser.add_argument("--folder", help=argparse.SUPPRESS)
     parser.add_argument("--work", help=argparse.SUPPRESS)
     parser.add_argument("--repeat-number", type=int, default=0, help=argparse.SUPPRESS)
-    parser.add_argument("--suite-hash", help=argparse.SUPPRESS)
+    parser.add_argument("--kit", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.run_case:
         args.case = args.run_case
@@ -170,7 +176,7 @@ def main() -> None:
         return
     contracts = contract_ids(args.contracts)
     kit = benchmarked_kit()
-    args.suite_hash = kit.suite_hash
+    args.kit = kit_identity(kit)
     rows, loads = [], {}
     with tempfile.TemporaryDirectory() as scratch:
         scratch = Path(scratch)
