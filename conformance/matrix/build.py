@@ -80,14 +80,15 @@ def build_matrix(paths: Iterable[str | os.PathLike], *, now: datetime.datetime |
         common = [renderer_digest(), window, [(c.id, c.rule, c.required) for c in contracts]]
         keys = {grid.column_id(*line): _line_key(lines[line], stale[line], now, common) for line in ordered}
         cached = records_index.cached_lines(keys)
-        records_index.load_extras([lines[line][-1] for line in ordered])
+        records_index.load_extras([lines[line][-1] for line in ordered if grid.column_id(*line) not in cached])
 
-        columns, histories, run_scripts, platform_files = [], [], {}, {}
+        columns, histories, capability_cells, run_scripts, platform_files = [], [], [], {}, {}
         for line in ordered:
             runs, column_id = lines[line], grid.column_id(*line)
             if column_id in cached:
                 outline, run_scripts[column_id] = records_index.cached_outline(column_id)
                 column, line_history = codec.column_from(outline["column"]), codec.history_from(outline["history"])
+                line_capabilities = codec.capability_cells_from(outline["capabilities"])
             else:
                 # Outcomes of the line's compared window and newest record, and the newest
                 # one's tests, are read for this line only, and let go once it is built.
@@ -100,15 +101,18 @@ def build_matrix(paths: Iterable[str | os.PathLike], *, now: datetime.datetime |
                                            line_history.flaky, stale[line], now, _unreleased(runs[-1]))
                 for record in shown:
                     del record.data["contracts"], record.data["tests"]
+                line_capabilities = capabilities.line_cells(column, runs[-1])
                 outcomes = records_index.outcomes([r.digest for r in runs])
                 run_scripts[column_id] = runs_script(line_history, {d[:12]: o for d, o in outcomes.items()})
                 platform_files[column_id] = platform_data(column, line_history)
                 records_index.keep_line(column_id, keys[column_id], platform_files[column_id],
                                         json.dumps({"column": codec.to_data(codec.outline(column)),
-                                                    "history": codec.to_data(codec.history_outline(line_history))}),
+                                                    "history": codec.to_data(codec.history_outline(line_history)),
+                                                    "capabilities": codec.to_data(line_capabilities)}),
                                         run_scripts[column_id])
             columns.append(column)
             histories.append(line_history)
+            capability_cells.append(line_capabilities)
         records_index.forget_lines_but(keys)
         judged = records_index.judged
         tier = standing.line_tiers(records, records_index, kits, now)
@@ -130,7 +134,7 @@ def build_matrix(paths: Iterable[str | os.PathLike], *, now: datetime.datetime |
         overview_columns=[OverviewHeading(f.key, f.heading, f.explanation) for f in fields],
         overview=overview.overview_rows(columns, fields),
         columns=columns,
-        capabilities=capabilities.capability_rows(columns, [lines[line][-1] for line in ordered]),
+        capabilities=capabilities.capability_rows([c.id for c in columns], capability_cells),
         histories=histories,
         rejected=rejected,
     )

@@ -16,6 +16,7 @@ from conformance.matrix.model import CapabilityCell, CapabilityRow, Column
 from conformance.matrix.sources import Accepted
 from conformance.results.record import COVERED_DIMENSIONS
 
+_NOT_DECLARED = CapabilityCell("not_declared", "")
 _KIND_LABELS = {"dtypes": "dtype", "head_sizes": "head size", "block_sizes": "block size",
                 "kv_cache_dtypes": "KV-cache dtype", "features": "feature"}
 
@@ -64,27 +65,32 @@ def _judge(record: Accepted, column: Column, kind: str, value: str) -> Capabilit
                                       "computed with it, all passed")
 
 
-def capability_rows(columns: list[Column], records: list[Accepted]) -> list[CapabilityRow]:
-    """Rows for every value some column declares, in kind order; ``records`` are the
-    columns' records, in the same order."""
-    declarations = [declared(r) for r in records]
+def line_cells(column: Column, record: Accepted) -> dict[str, dict[str, CapabilityCell]]:
+    """The column's cell of each value its record (the column's) declares: kind ->
+    value -> cell. A line's cells change only with its records, so they are kept
+    with its outline between builds."""
+    cells: dict[str, dict[str, CapabilityCell]] = {}
+    for kind, values in declared(record).items():
+        cells[kind] = {value: _judge(record, column, kind, value) for value in values}
+        if "tensor_parallel" in cells[kind] and kind == "features":
+            cells[kind]["tensor_parallel"] = _with_world_size(cells[kind]["tensor_parallel"], record)
+    return cells
+
+
+def capability_rows(column_ids: list[str], cells: list[dict[str, dict[str, CapabilityCell]]]) -> list[CapabilityRow]:
+    """Rows for every value some column declares, in kind order; ``cells`` are the
+    columns' ``line_cells``, in the same order."""
     rows = []
     for kind in COVERED_DIMENSIONS:
-        values = sorted({v for d in declarations for v in d.get(kind, ())},
+        values = sorted({v for line in cells for v in line.get(kind, ())},
                         key=lambda v: (not v.isdigit(), int(v) if v.isdigit() else 0, v))
         for value in values:
-            cells = {column.id: _judge(record, column, kind, value) if value in declaration.get(kind, ())
-                     else CapabilityCell("not_declared", "")
-                     for column, record, declaration in zip(columns, records, declarations)}
-            if (kind, value) == ("features", "tensor_parallel"):
-                cells = {c.id: _with_world_size(cells[c.id], r) for c, r in zip(columns, records)}
-            rows.append(CapabilityRow(kind, value, f"{_KIND_LABELS[kind]} {value}", cells))
+            row = {column_id: line.get(kind, {}).get(value, _NOT_DECLARED) for column_id, line in zip(column_ids, cells)}
+            rows.append(CapabilityRow(kind, value, f"{_KIND_LABELS[kind]} {value}", row))
     return rows
 
 
 def _with_world_size(cell: CapabilityCell, record: Accepted) -> CapabilityCell:
     """Tensor parallel is declared with its largest world, so its cells say it."""
-    if cell.state == "not_declared":
-        return cell
     world = record.provenance["device"]["capabilities"].get("max_world_size")
     return CapabilityCell(cell.state, f"up to {world} ranks; {cell.detail}")

@@ -12,6 +12,7 @@ import dataclasses
 import functools
 
 from conformance.matrix.model import (
+    CapabilityCell,
     Cell,
     Column,
     Figure,
@@ -70,6 +71,11 @@ def _cells(data: dict[str, dict]) -> dict[str, Cell]:
             alike[key] = _cell(cell)
         cells[contract] = alike[key]
     return cells
+
+
+def capability_cells_from(data: dict[str, dict[str, dict]]) -> dict[str, dict[str, CapabilityCell]]:
+    """A line's capability cells (``capabilities.line_cells``)."""
+    return {kind: {value: CapabilityCell(**cell) for value, cell in values.items()} for kind, values in data.items()}
 
 
 def history_from(data: dict) -> History:

@@ -8,7 +8,7 @@ from pathlib import Path
 from generated_records import make_record
 from scenario import CONTRACTS, FLAKY, REGRESSED, column
 
-from conformance.matrix.capabilities import capability_rows
+from conformance.matrix.capabilities import capability_rows, line_cells
 from conformance.matrix.model import Cell
 from conformance.matrix.sources import Accepted
 
@@ -59,7 +59,7 @@ def test_tensor_parallel_says_its_max_world_size(matrix):
 
 def _cell(record: dict, label: str) -> tuple[str, str]:
     accepted = Accepted(path=Path("r.record.json"), digest="", data=record, verdict="", verdict_line="")
-    (row,) = [r for r in capability_rows([_Column(record)], [accepted]) if r.label == label]
+    (row,) = [r for r in capability_rows(["c"], [line_cells(_Column(record), accepted)]) if r.label == label]
     return row.cells["c"].state, row.cells["c"].detail
 
 
