@@ -59,6 +59,14 @@ def figure(value: float) -> str:
     return f"{value:,.2f}" if value < 10 else f"{value:,.1f}" if value < 1000 else f"{value:,.0f}"
 
 
+def sort_value(value: str | float) -> str:
+    """An overview cell's sort value as its page writes it: text as it is, a number to
+    seven significant digits (a suite's share 56/60 as 0.9333333, not
+    0.9333333333333333), which keeps apart any two shares of suites of up to 3,000
+    contracts and makes the overview of 500 platforms 22 KB smaller."""
+    return value if isinstance(value, str) else f"{value:.7g}"
+
+
 def plural(count: int, noun: str) -> str:
     """"1 record", "2 records": the pages count things people read."""
     return f"{count:,} {noun}{'' if count == 1 else 's'}"

@@ -54,6 +54,7 @@ def environment() -> jinja2.Environment:
         day=presentation.day,
         figure=presentation.figure,
         plural=presentation.plural,
+        sort_value=presentation.sort_value,
         verdict_class=presentation.verdict_class,
     )
     return env

@@ -89,5 +89,8 @@ def _cell(result: TierResult | None, rank: int) -> OverviewCell:
     if result.next_tier is None:
         detail = "the top tier"
     else:
-        detail = f"for {result.next_tier}: {', '.join(check.rule for check in result.missing)}"
+        # "for supported: fresh, waivers": the rules' names without the tier they are
+        # named under ("supported.fresh"), which the cell has just named.
+        missing = (check.rule.removeprefix(f"{result.next_tier}.") for check in result.missing)
+        detail = f"for {result.next_tier}: {', '.join(missing)}"
     return OverviewCell(name, rank, detail, f"tier-{result.tier or 'none'}")
