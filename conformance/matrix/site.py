@@ -4,7 +4,8 @@ The site is written into a temporary folder beside the target and swapped in at 
 end, so a failed build leaves the previous site as it was rather than half of a new
 one. Only an empty folder or a site this command wrote is ever replaced: ``-o`` given
 a wrong folder must not delete it. A record copy already in the site being replaced
-is linked, not copied again: its name holds its content's digest.
+is linked, not copied again: its name holds its content's digest; a folder of copies
+that is wanted as it is (a platform line with no new record) is moved over whole.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import shutil
 import tempfile
 from importlib import resources
 from pathlib import Path
-from stat import S_ISREG
+from stat import S_ISDIR, S_ISREG
 
 from conformance.matrix import codec
 from conformance.matrix.build import GENERATOR, Built
@@ -121,11 +122,36 @@ def _copy_record(source: Path, digest: str, previous: Path, path: Path) -> None:
     path.write_bytes(raw)
 
 
-def _copy_records(copies: dict[str, tuple[Path, str]], target: Path, staging: Path) -> None:
-    for folder in {Path(relative).parent for relative in copies}:
+def _copy_records(copies: dict[str, tuple[Path, str]], target: Path, staging: Path) -> list[Path]:
+    """Make the record copies in ``staging``, but for the folders of the site being
+    replaced that hold exactly the copies wanted there (a platform line's with no new
+    record), which are returned: they are moved over whole when the site is swapped
+    in, as linking 10,000 copies and unlinking the old ones was a third of a warm build."""
+    by_folder: dict[Path, dict[str, tuple[Path, str]]] = {}
+    for relative, entry in copies.items():
+        by_folder.setdefault(Path(relative).parent, {})[relative] = entry
+    unchanged = []
+    for folder, entries in by_folder.items():
+        if _holds_exactly(target / folder, {Path(relative).name for relative in entries}):
+            unchanged.append(folder)
+            continue
         (staging / folder).mkdir(parents=True, exist_ok=True)
-    for relative, (source, digest) in copies.items():
-        _copy_record(source, digest, target / relative, staging / relative)
+        for relative, (source, digest) in entries.items():
+            _copy_record(source, digest, target / relative, staging / relative)
+    return unchanged
+
+
+def _holds_exactly(folder: Path, names: set[str]) -> bool:
+    """Whether ``folder`` is a folder (not a symlink) of regular files named ``names``
+    and nothing else: a copy's name holds its content's digest."""
+    try:
+        if not S_ISDIR(folder.lstat().st_mode):
+            return False
+        with os.scandir(folder) as entries:
+            found = {entry.name: entry.is_file(follow_symlinks=False) for entry in entries}
+    except OSError:
+        return False
+    return found.keys() == names and all(found.values())
 
 
 def write_site(built: Built, target: str | Path) -> Path:
@@ -150,8 +176,11 @@ def write_site(built: Built, target: str | Path) -> Path:
             static = resources.files("conformance.matrix") / "static"
             for name in STATIC_FILES:
                 _write(staging / "static" / name, (static / name).read_bytes())
-            copied.result()
+            unchanged = copied.result()
             if target.exists():
+                for folder in unchanged:
+                    (staging / folder).parent.mkdir(parents=True, exist_ok=True)
+                    (target / folder).rename(staging / folder)
                 shutil.rmtree(target)
             staging.rename(target)
             records_index.wrote_site(site, {path: file for path, file in written.items() if file.key})

@@ -96,6 +96,17 @@ def test_record_copies_of_a_previous_site_are_linked_not_copied(records, tmp_pat
     assert copy.stat().st_nlink == 1  # the replaced site's link is gone with it
 
 
+def test_a_folder_of_copies_is_kept_whole_only_when_it_holds_just_the_copies(records, tmp_path, kits):
+    site = write_site(build_matrix([records], now=NOW, kits=kits), tmp_path / "site")
+    kept, changed = sorted(folder for folder in (site / "records").iterdir())[:2]
+    (changed / "planted.record.json").write_text("{}")
+    write_site(build_matrix([records], now=NOW, kits=kits), site)
+    assert not (changed / "planted.record.json").exists()
+    assert site_contents(site) == site_contents(write_site(build_matrix([records], now=NOW, kits=kits),
+                                                           tmp_path / "fresh"))
+    assert kept.is_dir() and all(copy.stat().st_nlink == 1 for copy in kept.iterdir())
+
+
 def test_the_command_keeps_its_index_beside_the_site_and_names_a_broken_one(records, tmp_path):
     site = tmp_path / "out" / "site"
     index = default_index_path(site)
