@@ -43,3 +43,29 @@ def test_an_unexercised_declared_value_is_reported_unverified(tmp_path):
     verdict = verify_record(writer.path)
     assert verdict.line.startswith("CONFORMANT"), verdict.line
     assert "; unverified (declared, exercised by no test): dtypes bfloat16, dtypes float16, head_sizes 256" in verdict.line
+
+
+def test_a_value_only_a_config_hook_saw_stays_unverified(tmp_path):
+    """Rule: a declared value that tests only handed to a config hook or selector is
+    listed under capability_config_checked, not capability_coverage, and verify names
+    it unverified, "config-checked only"; a value computed with is verified whatever
+    config checks also saw it."""
+    provenance = collect_provenance(find_plugin("cpu"), load_platform("cpu"), ["pytest"])
+    writer = RecordWriter(tmp_path / "r.record.json", provenance)
+    everything = {dimension: [str(v) for v in provenance["device"]["capabilities"][dimension]]
+                  for dimension in COVERED_DIMENSIONS}
+    computed = {**everything, "block_sizes": everything["block_sizes"][1:]}
+    config = {"block_sizes": everything["block_sizes"], "dtypes": everything["dtypes"]}
+    for n, contract in enumerate(load_mustpass()):
+        writer.add(RecordedTest(f"t.py::test_{n}", contract, "passed", 0.1, "",
+                                computed if n == 0 else {}, config if n == 1 else {}))
+    writer.finish(0)
+    record = json.loads(writer.path.read_text())
+    first, second = list(load_mustpass())[:2]
+    smallest = everything["block_sizes"][0]
+    assert record["capability_coverage"]["block_sizes"][smallest] == []
+    assert record["capability_config_checked"]["block_sizes"][smallest] == [second]
+    assert record["capability_coverage"]["dtypes"]["float32"] == [first]
+    line = verify_record(writer.path).line
+    assert f"; unverified (declared, exercised by no test): block_sizes {smallest} (config-checked only)" in line
+    assert "dtypes" not in line.split("unverified")[1]

@@ -18,7 +18,7 @@ from conformance.pytest_plugin.expectations import Waiver, waiver_for
 from conformance.results import outcomes
 
 OUTCOME_PROPERTY = "conformance_outcome"
-EXERCISED_PROPERTY = "conformance_exercised"
+COVERAGE_PROPERTY = "conformance_coverage"
 _OUTCOME_EXCEPTIONS = ((outcomes.TimedOut, outcomes.TIMED_OUT),
                        (outcomes.Crashed, outcomes.CRASHED))
 
@@ -60,11 +60,11 @@ class OutcomeRules:
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo):
         report = yield
-        from conformance.suites.support import take_exercised
+        from conformance.suites.support import take_noted
 
-        if exercised := take_exercised():
+        if noted := take_noted():
             # JSON text: reports cross to the xdist controller by execnet.
-            report.user_properties.append((EXERCISED_PROPERTY, json.dumps(exercised)))
+            report.user_properties.append((COVERAGE_PROPERTY, json.dumps(noted)))
         if call.excinfo is not None:
             for exception, outcome in _OUTCOME_EXCEPTIONS:
                 if call.excinfo.errisinstance(exception):

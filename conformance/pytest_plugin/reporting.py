@@ -14,7 +14,7 @@ from conformance.contract.version import CONTRACT_VERSION
 from conformance.pytest_plugin.collection import close_contracts, contract_of_nodeid
 from conformance.pytest_plugin.fixtures import platform_under_test
 from conformance.pytest_plugin.outcome_rules import (
-    EXERCISED_PROPERTY,
+    COVERAGE_PROPERTY,
     OutcomeRules,
     contract_property,
     tagged_outcome,
@@ -72,13 +72,14 @@ def classify(reports: dict[str, pytest.TestReport]) -> tuple[str, str]:
     return outcomes.PASSED, ""
 
 
-def _exercised(reports) -> dict[str, list[str]]:
-    """The declared values a test's phases noted, merged, by dimension."""
+def _noted(reports, how: str) -> dict[str, list[str]]:
+    """The declared values a test's phases noted as ``how`` (``exercised``,
+    ``config_checked``), merged, by dimension."""
     merged: dict[str, set[str]] = {}
     for report in reports:
         for key, value in report.user_properties:
-            if key == EXERCISED_PROPERTY:
-                for dimension, values in json.loads(value).items():
+            if key == COVERAGE_PROPERTY:
+                for dimension, values in json.loads(value).get(how, {}).items():
                     merged.setdefault(dimension, set()).update(values)
     return {dimension: sorted(values) for dimension, values in sorted(merged.items())}
 
@@ -153,7 +154,8 @@ class RunOutcomes:
         contract = next((c for r in reports.values() if (c := contract_property(r))), None)
         result = RecordedTest(
             nodeid, contract or contract_of_nodeid(nodeid, self.rootpath), outcome,
-            sum(r.duration for r in reports.values()), message, _exercised(reports.values()),
+            sum(r.duration for r in reports.values()), message, _noted(reports.values(), "exercised"),
+            _noted(reports.values(), "config_checked"),
         )
         self.recorded[nodeid] = result
         if self.writer is not None:

@@ -35,6 +35,9 @@ class RecordedTest:
     #: Declared capability values the test computed with, by dimension (the
     #: declaration's record view: ``{"dtypes": ["bfloat16"], "head_sizes": ["128"]}``).
     exercised: dict[str, list[str]] = dataclasses.field(default_factory=dict)
+    #: Declared values the test only handed to a config hook or selector, by dimension:
+    #: checked, never computed with, so they verify no capability.
+    config_checked: dict[str, list[str]] = dataclasses.field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.outcome not in outcomes.OUTCOMES:
@@ -45,21 +48,31 @@ class RecordedTest:
 COVERED_DIMENSIONS = ("dtypes", "head_sizes", "block_sizes", "kv_cache_dtypes", "features")
 
 
-def capability_coverage(tests: list[dict], declared: object) -> dict[str, dict[str, list[str]]]:
+def capability_coverage(tests: list[dict], declared: object,
+                        how: str = "exercised") -> dict[str, dict[str, list[str]]]:
     """For every declared value of ``COVERED_DIMENSIONS``, the contracts whose tests
-    exercised it (an empty list: declared, never exercised). ``declared`` is the
-    record's view of the declaration; anything else (a plugin's error) covers nothing."""
+    noted it as ``how`` (``exercised``: computed with it; ``config_checked``: only
+    handed it to a config hook or selector). An empty list: declared, never noted so.
+    ``declared`` is the record's view of the declaration; anything else (a plugin's
+    error) covers nothing."""
     if not isinstance(declared, dict):
         return {}
     coverage = {dimension: {str(value): set() for value in declared.get(dimension, [])}
                 for dimension in COVERED_DIMENSIONS}
     for test in tests:
-        for dimension, values in test.get("exercised", {}).items():
+        for dimension, values in test.get(how, {}).items():
             for value in values:
                 if value in coverage.get(dimension, {}) and test["contract"] is not None:
                     coverage[dimension][value].add(test["contract"])
     return {dimension: {value: sorted(contracts) for value, contracts in values.items()}
             for dimension, values in coverage.items()}
+
+
+def coverage_fields(tests: list[dict], declared: object) -> dict[str, dict]:
+    """The record's two coverage fields: the contracts that computed with each declared
+    value, and those that only config-checked it."""
+    return {"capability_coverage": capability_coverage(tests, declared),
+            "capability_config_checked": capability_coverage(tests, declared, "config_checked")}
 
 
 def roll_up_contracts(tests: list[dict]) -> dict[str, dict]:
@@ -106,8 +119,7 @@ class RecordWriter:
             "tests": self.tests,
             "contracts": roll_up_contracts(self.tests),
             "summary": outcomes.count(t["outcome"] for t in self.tests),
-            "capability_coverage": capability_coverage(
-                self.tests, self.provenance["device"].get("capabilities")),
+            **coverage_fields(self.tests, self.provenance["device"].get("capabilities")),
         }
 
     def _write(self, durable: bool = False) -> None:

@@ -19,7 +19,7 @@ import hashlib
 import re
 
 from conformance.results import outcomes
-from conformance.results.record import capability_coverage, roll_up_contracts
+from conformance.results.record import coverage_fields, roll_up_contracts
 
 SHARD_PATTERN = re.compile(r"([1-9][0-9]{0,3})/([1-9][0-9]{0,3})")
 SHARD_OPTION = "--shard"
@@ -110,6 +110,5 @@ def merge(shards: dict[int, tuple[str, dict]], count: int) -> dict:
         "summary": outcomes.count(test["outcome"] for test in tests),
     }
     if "capability_coverage" in first:
-        merged["capability_coverage"] = capability_coverage(
-            tests, provenance["device"].get("capabilities"))
+        merged.update(coverage_fields(tests, provenance["device"].get("capabilities")))
     return merged

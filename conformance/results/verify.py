@@ -269,8 +269,10 @@ def _stricter(ids: list[str], contracts: dict) -> str:
 
 
 def _unverified(record: dict) -> str:
-    """Declared values no test exercised: claims the record cannot vouch for."""
-    unexercised = [f"{dimension} {value}"
+    """Declared values no test exercised (computed with): claims the record cannot
+    vouch for, even where a config hook accepted them."""
+    checked = record.get("capability_config_checked", {})
+    unexercised = [f"{dimension} {value}" + (" (config-checked only)" if checked.get(dimension, {}).get(value) else "")
                    for dimension, values in record.get("capability_coverage", {}).items()
                    for value, contracts in values.items() if not contracts]
     if not unexercised:

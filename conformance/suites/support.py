@@ -25,9 +25,10 @@ def require_feature(platform: type[Platform], feature: str) -> None:
     exercised(features=feature)
 
 
-#: (dimension, value) pairs the running test has exercised; the harness takes them
+#: (how, dimension, value) triples the running test has noted, ``how`` a field of a
+#: record's test entry (``exercised`` or ``config_checked``); the harness takes them
 #: after each test phase into that test's record entry.
-_exercised: set[tuple[str, str]] = set()
+_noted: set[tuple[str, str, str]] = set()
 
 
 def exercised(**values) -> None:
@@ -36,15 +37,28 @@ def exercised(**values) -> None:
     ``head_sizes=128``, ``block_sizes=16``, ``kv_cache_dtypes="auto"``,
     ``features="sliding_window"``), so the record can say which contracts exercised
     every declared value."""
+    _note("exercised", values)
+
+
+def config_checked(**values) -> None:
+    """Note that the running test handed these declared values to a config hook or a
+    selector, which may refuse them but computes nothing with them: the record keeps
+    them apart from the values computed with, and a declared value that only a config
+    check saw stays unverified."""
+    _note("config_checked", values)
+
+
+def _note(how: str, values: dict) -> None:
     for dimension, value in values.items():
-        _exercised.add((dimension, str(value).removeprefix("torch.")))
+        _noted.add((how, dimension, str(value).removeprefix("torch.")))
 
 
-def take_exercised() -> dict[str, list[str]]:
-    """The values noted since the last call, by dimension, and forget them."""
-    taken: dict[str, list[str]] = {}
-    for dimension, value in sorted(_exercised):
-        taken.setdefault(dimension, []).append(value)
-    _exercised.clear()
+def take_noted() -> dict[str, dict[str, list[str]]]:
+    """The values noted since the last call, by how and dimension
+    (``{"exercised": {"dtypes": ["float32"]}}``), and forget them."""
+    taken: dict[str, dict[str, list[str]]] = {}
+    for how, dimension, value in sorted(_noted):
+        taken.setdefault(how, {}).setdefault(dimension, []).append(value)
+    _noted.clear()
     return taken
 
