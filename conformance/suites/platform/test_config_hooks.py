@@ -9,7 +9,7 @@ import pytest
 
 from conformance.contract.capabilities import KNOWN_DTYPES, KNOWN_KV_CACHE_DTYPES
 from conformance.contract.config import EngineConfig
-from conformance.suites.support import exercised
+from conformance.suites.support import config_checked
 from conformance.suites.undeclared import undeclared_block_sizes
 
 _FOREIGN_ARCH = "MixtralForCausalLM"
@@ -59,7 +59,7 @@ def test_check_and_update_config(platform, capabilities):
         config = dataclasses.replace(_declared_config(capabilities), dtype=dtype,
                                      kv_cache_dtype=kv_cache_dtype, block_size=block_size)
         platform.check_and_update_config(config)
-        exercised(dtypes=dtype, kv_cache_dtypes=kv_cache_dtype, block_sizes=block_size)
+        config_checked(dtypes=dtype, kv_cache_dtypes=kv_cache_dtype, block_sizes=block_size)
         assert config.dtype in capabilities.dtypes, f"{dtype} became {config.dtype}"
         assert config.block_size in capabilities.block_sizes, f"block {block_size} became {config.block_size}"
         assert config.kv_cache_dtype in capabilities.kv_cache_dtypes
