@@ -31,9 +31,12 @@ def declared(record: Accepted) -> dict[str, list[str]]:
             for kind in COVERED_DIMENSIONS}
 
 
-def _exercising(record: Accepted, kind: str, value: str) -> list[str] | None:
-    """The contracts the record says exercised ``value`` (None: it says nothing)."""
-    coverage = record.data.get("capability_coverage")
+def _exercising(record: Accepted, kind: str, value: str,
+                field: str = "capability_coverage") -> list[str] | None:
+    """The contracts the record's ``field`` lists for ``value``: those that computed
+    with it, or (``capability_config_checked``) those that only config-checked it.
+    None: the record says nothing."""
+    coverage = record.data.get(field)
     if not isinstance(coverage, dict) or not isinstance(coverage.get(kind), dict):
         return None
     contracts = coverage[kind].get(value)
@@ -46,6 +49,9 @@ def _judge(record: Accepted, column: Column, kind: str, value: str) -> Capabilit
     if contracts is None:
         return CapabilityCell("unverified", "the record lists no capability coverage")
     if not contracts:
+        if checked := _exercising(record, kind, value, "capability_config_checked"):
+            return CapabilityCell("unverified", f"declared, but only config-checked ({', '.join(checked)}): "
+                                                "no test computed with it")
         return CapabilityCell("unverified", "declared, but no test exercised it")
     outcomes = {c: column.cells[c].outcome if c in column.cells else "not_run" for c in contracts}
     failing = [f"{c}: {outcome}" for c, outcome in outcomes.items()

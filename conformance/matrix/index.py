@@ -45,7 +45,7 @@ from conformance.matrix.sources import (
 from conformance.results import signing, waivers
 
 #: Bumped when a table changes: an index of another format is dropped and rebuilt.
-INDEX_FORMAT = "5"
+INDEX_FORMAT = "6"
 
 SCHEMA = (
     "CREATE TABLE IF NOT EXISTS index_meta (name VARCHAR(64) PRIMARY KEY, value TEXT NOT NULL)",
@@ -89,7 +89,7 @@ _TABLES = ("files", "records", "record_outcomes", "record_tests", "line_cache", 
 #: Tables of earlier formats, dropped with a stale index so their rows do not linger.
 _RETIRED_TABLES = ("contract_outcomes", "tests", "named_contracts")
 #: The record's sections other than those with tables of their own, kept whole.
-_EXTRAS = ("capability_coverage", "performance")
+_EXTRAS = ("capability_coverage", "capability_config_checked", "performance")
 #: The fields of a test the index keeps, in the order of ``record_tests``' lists.
 _TEST_FIELDS = ("nodeid", "contract", "outcome", "duration", "message")
 #: Below this many files to judge, a pool of processes costs more than it saves.

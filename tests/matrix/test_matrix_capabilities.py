@@ -78,3 +78,14 @@ def test_a_value_no_test_exercised_is_unverified():
     assert _cell(record, "head size 128") == ("unverified", "declared, but no test exercised it")
     del record["capability_coverage"]
     assert _cell(record, "head size 64") == ("unverified", "the record lists no capability coverage")
+
+
+def test_a_value_only_config_checked_is_unverified_and_says_so():
+    """A value no test computed with stays unverified however many config hooks
+    accepted it (kit 0.2.5 records list those apart), and the cell names them."""
+    record = make_record({c: "passed" for c in CONTRACTS})
+    record["capability_coverage"]["head_sizes"]["128"] = []
+    record["capability_config_checked"] = {"head_sizes": {"128": ["platform.config.check_and_update"]}}
+    assert _cell(record, "head size 128") == (
+        "unverified", "declared, but only config-checked (platform.config.check_and_update): "
+                      "no test computed with it")
