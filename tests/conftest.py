@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -25,6 +26,17 @@ def pytest_configure(config) -> None:
         threads = max(1, (os.cpu_count() or 1) // workers)
         os.environ["OMP_NUM_THREADS"] = str(threads)
         torch.set_num_threads(threads)
+
+
+def pytest_sessionstart(session) -> None:
+    """The tests that interrupt a run stand in for Ctrl-C at a terminal, where the run
+    has SIGINT's default disposition. A test session started in the background by a
+    script (``bash .ci/run &``, ``nohup``) has SIGINT ignored, which ``exec`` passes to
+    every run it starts, so those runs would rightly go on through the test's Ctrl-C.
+    Each test process takes the default back (at session start: an xdist worker ignores
+    SIGINT while it starts), and the runs it starts inherit it."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 #: Fixtures that start kit runs in child processes: a test using one is a ``kit_run``
