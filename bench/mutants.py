@@ -128,6 +128,6 @@ def _replace(tree: ast.AST, old: ast.AST, new: ast.AST) -> None:
             if value is old:
                 setattr(parent, field, ast.copy_location(new, old))
                 return
-            if isinstance(value, list) and any(item is old for item in value):
-                value[[i for i, item in enumerate(value) if item is old][0]] = ast.copy_location(new, old)
+            if isinstance(value, list) and old in value:  # AST nodes compare by identity
+                value[value.index(old)] = ast.copy_location(new, old)
                 return
