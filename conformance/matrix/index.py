@@ -26,6 +26,7 @@ import dataclasses
 import datetime
 import hashlib
 import json
+import operator
 import os
 import sqlite3
 from collections.abc import Iterable, Iterator
@@ -92,6 +93,7 @@ _RETIRED_TABLES = ("contract_outcomes", "tests", "named_contracts")
 _EXTRAS = ("capability_coverage", "capability_config_checked", "performance")
 #: The fields of a test the index keeps, in the order of ``record_tests``' lists.
 _TEST_FIELDS = ("nodeid", "contract", "outcome", "duration", "message")
+_TEST_ROW = operator.itemgetter(*_TEST_FIELDS)
 #: Below this many files to judge, a pool of processes costs more than it saves.
 _POOL_FROM = 64
 
@@ -443,5 +445,5 @@ def _rows(record: Accepted, listed: frozenset[str]) -> tuple:
     outcomes = json.dumps({contract: entry["outcome"] for contract, entry in data["contracts"].items()})
     not_passed = json.dumps([[test["contract"], test["outcome"], test["message"]]
                              for test in data["tests"] if test["outcome"] != "passed"])
-    tests = json.dumps([[test[field] for field in _TEST_FIELDS] for test in data["tests"]])
+    tests = json.dumps(list(map(_TEST_ROW, data["tests"])))
     return record_row, outcomes, not_passed, tests

@@ -61,15 +61,18 @@ def name_problem(name: str) -> str | None:
         return "is empty"
     if len(name) > MAX_NAME_LENGTH:
         return f"is {len(name)} characters long, over the {MAX_NAME_LENGTH}-character limit"
-    for character in name:
-        point = ord(character)
-        category = unicodedata.category(character)
-        if category in _REFUSED_CATEGORIES:
-            return f"holds {_REFUSED_CATEGORIES[category]} character U+{point:04X}"
-        if any(low <= point <= high for low, high in _DEFAULT_IGNORABLE):
-            return f"holds the default-ignorable character U+{point:04X}"
-        if character.isspace() and character != " ":
-            return f"holds the whitespace character U+{point:04X} (only a plain space may separate words)"
+    # Printable ASCII holds none of the characters below (a matrix build checks seven
+    # names a record, and this loop was most of that), so only other text is walked.
+    if not (name.isascii() and name.isprintable()):
+        for character in name:
+            point = ord(character)
+            category = unicodedata.category(character)
+            if category in _REFUSED_CATEGORIES:
+                return f"holds {_REFUSED_CATEGORIES[category]} character U+{point:04X}"
+            if any(low <= point <= high for low, high in _DEFAULT_IGNORABLE):
+                return f"holds the default-ignorable character U+{point:04X}"
+            if character.isspace() and character != " ":
+                return f"holds the whitespace character U+{point:04X} (only a plain space may separate words)"
     if name != name.strip() or "  " in name:
         return "has leading, trailing or doubled spaces, which make a look-alike of another name"
     if unicodedata.normalize("NFC", name) != name:

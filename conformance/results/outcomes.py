@@ -37,6 +37,7 @@ PASSED, FAILED, ERROR, CRASHED, TIMED_OUT, NOT_SUPPORTED, WAIVED, SKIPPED = Outc
 OUTCOMES = tuple(Outcome)
 _VALUES = tuple(outcome.value for outcome in OUTCOMES)
 _VALUE_SET = frozenset(_VALUES)
+_MEMBERS = {outcome.value: outcome for outcome in OUTCOMES}
 
 #: Outcomes that mean the plugin broke a rule (or the kit could not tell), most
 #: severe first.
@@ -78,6 +79,10 @@ def roll_up(outcomes: Iterable[str]) -> str:
     ``not_supported`` or ``skipped``.
     """
     present = set(outcomes)
+    # Most contracts' tests share one outcome, and verifying a record rolls up each of
+    # its contracts (300,000 times for the matrix benchmark): that case is one lookup.
+    if len(present) == 1 and (only := next(iter(present))) in _MEMBERS:
+        return _MEMBERS[only]
     for outcome in ROLL_UP_ORDER:
         if outcome in present:
             return outcome

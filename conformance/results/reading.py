@@ -98,9 +98,12 @@ def schema_problems(record: object, raw: bytes | None = None) -> list[str]:
             json.dumps(record, ensure_ascii=False).encode("utf-8")
         except UnicodeEncodeError as exc:
             return [f"holds a lone surrogate {exc.object[exc.start:exc.end]!a}: not Unicode text"]
+    validator = _validator()
+    if validator.is_valid(record):  # the usual answer, found without collecting errors
+        return []
     return [
         f"{'/'.join(map(str, error.instance_path)) or '<root>'}: {error.message}"
-        for error in sorted(_validator().iter_errors(record), key=lambda e: list(map(str, e.instance_path)))
+        for error in sorted(validator.iter_errors(record), key=lambda e: list(map(str, e.instance_path)))
     ]
 
 
@@ -108,6 +111,8 @@ def printable(text: str) -> str:
     """``text`` on one line as it reads: every character that does not print (line
     breaks, controls, bidirectional and other invisible ones) as its escape, so a
     record's text can neither break a one-line message nor reorder it."""
+    if text.isprintable():  # the usual case, checked at C speed
+        return text
     return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in text)
 
 
