@@ -41,6 +41,7 @@ from conformance._version import __version__
 from conformance.ci.buildkite import cli as pipeline_cli
 from conformance.matrix import cli as matrix_cli
 from conformance.performance import recording as performance
+from conformance.process_lifetime import dying_with_this_process
 from conformance.scaffold import cli as init_cli
 
 
@@ -116,9 +117,11 @@ def _call_through_ctrl_c(command: list[str], env: dict[str, str]) -> int:
     the terminal reaches this process alone: it is passed on to pytest's controller,
     which stops in order and keeps the record, while its workers (which may still be
     starting Python) see nothing and are stopped by it. SIGTERM (a CI job cancelled)
-    goes to the whole group, which ends at once; the record holds what had finished."""
+    goes to the whole group, which ends at once; the record holds what had finished.
+    SIGKILL, which no process can pass on, ends the child too: the kernel kills it
+    once this process is gone (``process_lifetime``)."""
     group = {"process_group": 0} if sys.version_info >= (3, 11) else {"start_new_session": True}
-    child = subprocess.Popen(command, env=env, **group)
+    child = subprocess.Popen(command, env=env, preexec_fn=dying_with_this_process(), **group)
 
     def forward(signum, frame) -> None:
         try:

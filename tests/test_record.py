@@ -11,6 +11,7 @@ import sys
 import jsonschema
 import patience
 import pytest
+from processes import assert_all_gone, clean_up, descendants, linux_only
 
 from conformance.contract.discovery import find_plugin, load_platform
 from conformance.pytest_plugin.provenance import collect_provenance
@@ -151,9 +152,11 @@ def test_verify_rejects_a_file_that_is_not_json(tmp_path):
 
 
 @pytest.mark.kit_run
+@linux_only
 def test_sigkilled_run_leaves_a_valid_incomplete_record(tmp_path, kit_env):
-    """A run killed with SIGKILL midway leaves a record that verifies as valid but
-    incomplete, holding every test finished before the kill."""
+    """A run killed with SIGKILL midway (an out-of-memory kill, ``kill -9``) leaves a
+    record that verifies as valid but incomplete, holding every test finished before
+    the kill, and no process: not its pytest, not pytest's worker."""
     record_path = tmp_path / "killed.record.json"
     run = subprocess.Popen(
         [sys.executable, "-m", "conformance.cli", "run", "--platform=hanging_synchronize",
@@ -161,14 +164,19 @@ def test_sigkilled_run_leaves_a_valid_incomplete_record(tmp_path, kit_env):
         cwd=tmp_path, env=kit_env, start_new_session=True,
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
+    started: set[int] = set()
     try:
         patience.wait_until(lambda: patience.tests_recorded(record_path) >= 10 or run.poll() is not None,
                             progress=lambda: patience.tests_recorded(record_path))
         finished = patience.tests_recorded(record_path)
+        started = descendants(run.pid)
         assert run.poll() is None, "the run ended before it could be killed"
-    finally:
-        os.killpg(run.pid, signal.SIGKILL)
+        assert len(started) >= 2, "expected the run's pytest and its worker"
+        os.kill(run.pid, signal.SIGKILL)  # the run alone: SIGKILL cannot be passed on
         run.wait()
+        assert_all_gone(started, "SIGKILL of conformance run")
+    finally:
+        clean_up(run, started)
 
     verdict = verify_record(record_path)
     assert verdict.exit_code == INCOMPLETE, verdict.line

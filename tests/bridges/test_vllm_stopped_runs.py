@@ -18,54 +18,9 @@ from pathlib import Path
 
 import patience
 import pytest
+from processes import GONE_S, alive, assert_all_gone, clean_up, descendants, linux_only
 
 pytestmark = pytest.mark.requires_vllm
-
-#: How long the run's processes may take to go once it is stopped: an outer limit on
-#: process exits, not on work (scaled like every limit of the kit's tests).
-GONE_S = 120.0
-
-
-def _children() -> dict[int, set[int]]:
-    children: dict[int, set[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue  # gone meanwhile
-            children.setdefault(int(fields[1]), set()).add(int(entry.name))
-    return children
-
-
-def _descendants(pid: int) -> set[int]:
-    children, found, todo = _children(), set(), [pid]
-    while todo:
-        for child in children.get(todo.pop(), ()):
-            if child not in found:
-                found.add(child)
-                todo.append(child)
-    return found
-
-
-def _alive(pids: set[int]) -> set[int]:
-    alive = set()
-    for pid in pids:
-        try:
-            state = (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if state != "Z":  # a zombie has ended; only its parent's wait is missing
-            alive.add(pid)
-    return alive
-
-
-def _command(pid: int) -> str:
-    try:
-        return (Path("/proc") / str(pid) / "cmdline").read_bytes().replace(b"\0", b" ").decode()[:200]
-    except OSError:
-        return "<gone>"
-
 
 def _start(folder: Path, *args: str) -> tuple[subprocess.Popen, Path]:
     output = folder / "out.txt"
@@ -75,25 +30,6 @@ def _start(folder: Path, *args: str) -> tuple[subprocess.Popen, Path]:
             cwd=folder, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
             start_new_session=True)
     return run, output
-
-
-def _assert_all_gone(pids: set[int], after: str) -> None:
-    try:
-        patience.wait_until(lambda: not _alive(pids), lambda: len(_alive(pids)), stall_s=GONE_S)
-    except patience.NoProgress:
-        left = {pid: _command(pid) for pid in _alive(pids)}
-        raise AssertionError(f"after {after}, still running: {left}") from None
-
-
-def _clean_up(run: subprocess.Popen, pids: set[int]) -> None:
-    if run.poll() is None:
-        os.killpg(run.pid, signal.SIGKILL)
-        run.wait()
-    for pid in _alive(pids):
-        os.kill(pid, signal.SIGKILL)
-
-
-linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads processes from /proc")
 
 
 @linux_only
@@ -108,18 +44,18 @@ def test_a_stopped_run_leaves_no_process(tmp_path, signum, selection, started):
     seen: set[int] = set()
     try:
         def enough() -> bool:
-            seen.update(_descendants(run.pid))
+            seen.update(descendants(run.pid))
             assert run.poll() is None, output.read_text()[-3000:]
-            return len(_alive(seen)) >= started
+            return len(alive(seen)) >= started
 
         patience.wait_until(enough, lambda: (len(seen), output.stat().st_size))
-        seen.update(_descendants(run.pid))
+        seen.update(descendants(run.pid))
         os.kill(run.pid, signum)
-        patience.wait_until(lambda: run.poll() is not None, lambda: len(_alive(seen)),
+        patience.wait_until(lambda: run.poll() is not None, lambda: len(alive(seen)),
                             stall_s=GONE_S)
-        _assert_all_gone(seen, signal.Signals(signum).name)
+        assert_all_gone(seen, signal.Signals(signum).name)
     finally:
-        _clean_up(run, seen)
+        clean_up(run, seen)
 
 
 @linux_only
@@ -140,13 +76,13 @@ def test_a_timeout_while_vllm_starts_is_recorded(tmp_path, suite, contract, proc
     seen: set[int] = set()
     try:
         def ended() -> bool:
-            seen.update(_descendants(run.pid))
+            seen.update(descendants(run.pid))
             return run.poll() is not None
 
         patience.wait_until(ended, lambda: (len(seen), output.stat().st_size))
-        _assert_all_gone(seen, "the run")
+        assert_all_gone(seen, "the run")
     finally:
-        _clean_up(run, seen)
+        clean_up(run, seen)
     (test,) = [t for t in json.loads(record.read_text())["tests"] if t["contract"] == contract]
     assert test["outcome"] == "timed_out", test
     assert f"{process} did not start within --startup-timeout=5 s" in test["message"]

@@ -14,20 +14,18 @@ on a run leaves no engine behind.
 from __future__ import annotations
 
 import atexit
-import ctypes
 import multiprocessing
 import multiprocessing.util
 import os
 import pickle
-import signal
-import sys
 import time
 import traceback
 import weakref
 from collections.abc import Callable
 from typing import Any
 
-_PR_SET_PDEATHSIG = 1
+from conformance.process_lifetime import die_with_parent
+
 #: How long a process told to stop gets before it is killed.
 _STOP_GRACE_S = 10.0
 
@@ -42,10 +40,8 @@ class ChildCallError(RuntimeError):
 
 
 def _serve(connection, environment: dict[str, str]) -> None:
-    if sys.platform.startswith("linux"):
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-    if multiprocessing.parent_process() is not None and not multiprocessing.parent_process().is_alive():
-        return  # the parent died before the death signal was armed
+    if not die_with_parent():
+        return
     # Before anything here imports vLLM, which reads its settings at import.
     os.environ.update(environment)
     while (call := connection.recv()) is not None:

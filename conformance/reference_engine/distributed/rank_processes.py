@@ -26,10 +26,8 @@ outlives its parent: the kernel kills it if the parent dies first
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import multiprocessing
 import multiprocessing.connection
-import signal
 import socket
 import sys
 import time
@@ -37,9 +35,9 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
+from conformance.process_lifetime import die_with_parent
 from conformance.reference_engine.distributed import startup
 
-_PR_SET_PDEATHSIG = 1
 #: After one rank raised, how long the others get to finish.
 _GRACE_AFTER_ERROR_S = 5.0
 
@@ -65,15 +63,6 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def _die_with_parent() -> None:
-    if sys.platform.startswith("linux"):
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-    parent = multiprocessing.parent_process()
-    if parent is not None and not parent.is_alive():
-        sys.exit(1)  # the parent died before the death signal was armed
-
-
 def call_on(target: Any, function: RankFunction, args: tuple, kwargs: dict) -> Any:
     """``function`` on ``target``: a string names a method, a callable gets it first."""
     if isinstance(function, str):
@@ -83,7 +72,8 @@ def call_on(target: Any, function: RankFunction, args: tuple, kwargs: dict) -> A
 
 def _rank_main(rank: int, world_size: int, init_method: str, setup: Callable,
                setup_args: tuple, connection) -> None:
-    _die_with_parent()
+    if not die_with_parent():
+        sys.exit(1)
     try:
         target = setup(rank, world_size, init_method, *setup_args)
     except BaseException:
