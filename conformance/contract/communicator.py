@@ -48,9 +48,11 @@ class DeviceCommunicatorBase(abc.ABC):
 
         Rule ``communicator.all_gather.dims``: ``all_gather(x, dim)`` returns every
         rank's tensor concatenated along ``dim`` in rank order, exactly, on every rank,
-        in the input's dtype and on its device, for every dim of 1- to 3-D tensors, on
-        every call of many in a row on one shape with new values each time; and a
-        returned tensor keeps its value after later calls.
+        in the input's dtype and on its device, for every dim of 1- to 3-D tensors
+        (counted from the front, or from the back when negative), on every call of many
+        in a row on one shape with new values each time; and a returned tensor keeps
+        its value after later calls. Without ``dim``, ``all_gather(x)`` gathers along
+        the last dim, as ``all_gather(x, -1)`` does.
         """
 
     @abc.abstractmethod
@@ -60,9 +62,11 @@ class DeviceCommunicatorBase(abc.ABC):
 
         Rule ``communicator.reduce_scatter.dims``: ``reduce_scatter(x, dim)`` gives rank
         ``i`` chunk ``i`` (along ``dim``) of the sum over ranks, exactly, in the input's
-        dtype and on its device, for every dim of 1- to 3-D tensors, on every call of
-        many in a row on one shape with new values each time; and a returned tensor
-        keeps its value after later calls.
+        dtype and on its device, for every dim of 1- to 3-D tensors (counted from the
+        front, or from the back when negative), on every call of many in a row on one
+        shape with new values each time; and a returned tensor keeps its value after
+        later calls. Without ``dim``, ``reduce_scatter(x)`` scatters along the last dim,
+        as ``reduce_scatter(x, -1)`` does.
         """
 
     @abc.abstractmethod
@@ -74,9 +78,12 @@ class DeviceCommunicatorBase(abc.ABC):
 
         Rule ``communicator.gather.dst_only``: ``gather(x, dst, dim)`` returns the
         concatenation in rank order, exactly, in the input's dtype and on its device,
-        on rank ``dst`` and None on every other rank, for every ``dst`` and ``dim``, on
-        every call of many in a row on one shape with new values each time; and a
-        returned tensor keeps its value after later calls.
+        on rank ``dst`` and None on every other rank, for every ``dst`` and ``dim``
+        (counted from the front, or from the back when negative), on every call of many
+        in a row on one shape with new values each time; and a returned tensor keeps
+        its value after later calls. Without ``dim``, ``gather(x, dst)`` concatenates
+        along the last dim, as ``gather(x, dst, -1)`` does, and without ``dst`` as well,
+        ``gather(x)`` collects on rank 0, as ``gather(x, 0, -1)`` does.
         """
 
     @abc.abstractmethod
@@ -88,7 +95,8 @@ class DeviceCommunicatorBase(abc.ABC):
         ``src``'s tensor into ``x`` on every rank, exactly, and returns it, in the
         input's dtype and on its device, for every ``src``, on every call of many in a
         row on one shape with new values each time; and a returned tensor keeps its
-        value after later calls.
+        value after later calls. Without ``src``, ``broadcast(x)`` sends rank 0's
+        tensor, as ``broadcast(x, 0)`` does.
         """
 
     @abc.abstractmethod

@@ -96,6 +96,7 @@ CLAUSES: dict[str, tuple[tuple[str, ...], ...]] = {
     "communicator.all_gather.dims": (
         ("``all_gather(x, dim)`` returns every rank's", 'communicator.all_gather.dims'),
         ('and a returned tensor keeps', 'communicator.all_gather.dims'),
+        ('Without ``dim``, ``all_gather(x)`` gathers', 'communicator/test_all_gather.py::test_all_gather_without_dim_gathers_along_the_last'),
     ),
     "communicator.all_reduce.sum": (
         ('``all_reduce`` returns the element-wise sum', 'communicator.all_reduce.sum'),
@@ -107,14 +108,17 @@ CLAUSES: dict[str, tuple[tuple[str, ...], ...]] = {
     "communicator.broadcast.from_src": (
         ("``broadcast(x, src)`` writes rank ``src``'s", 'communicator.broadcast.from_src'),
         ('and a returned tensor keeps', 'communicator.broadcast.from_src'),
+        ('Without ``src``, ``broadcast(x)`` sends', 'communicator/test_broadcast.py::test_broadcast_without_src_sends_from_rank_zero'),
     ),
     "communicator.gather.dst_only": (
         ('``gather(x, dst, dim)`` returns the', 'communicator.gather.dst_only'),
         ('and a returned tensor keeps', 'communicator.gather.dst_only'),
+        ('Without ``dim``, ``gather(x, dst)`` concatenates', 'communicator/test_gather.py::test_gather_without_dst_or_dim_collects_on_rank_zero_along_the_last'),
     ),
     "communicator.reduce_scatter.dims": (
         ('``reduce_scatter(x, dim)`` gives rank ``i``', 'communicator.reduce_scatter.dims'),
         ('and a returned tensor keeps', 'communicator.reduce_scatter.dims'),
+        ('Without ``dim``, ``reduce_scatter(x)`` scatters', 'communicator/test_reduce_scatter.py::test_reduce_scatter_without_dim_scatters_along_the_last'),
     ),
     "communicator.send_recv.default_peers": (
         ('without peers, ``send`` goes to', 'communicator.send_recv.default_peers'),

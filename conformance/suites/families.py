@@ -55,6 +55,10 @@ FAMILIES: dict[str, Family] = {
         not_shared={
             "inputs_unchanged": "``all_reduce`` may reduce in place (its docstring lets the input "
                                 "change) and ``broadcast`` writes into its argument by contract",
+            "defaults_as_given": "``all_reduce`` takes no optional argument, and the default peers of "
+                                 "send/recv are a rule of their own (``communicator.send_recv."
+                                 "default_peers``); the other collectives' rules each state their "
+                                 "defaults",
         },
         not_members={
             "barrier": "it carries no tensor: it returns nothing to keep or compare",
@@ -111,16 +115,20 @@ CHECKS: dict[tuple[str, str], dict[str, Check]] = {
         "test_all_reduce_sums_over_ranks", "test_all_reduce_sums_on_every_call"),
     ("collectives", "all_gather"): _collective(
         "communicator.all_gather.dims", "test_all_gather.py",
-        "test_all_gather_concatenates_in_rank_order", "test_all_gather_on_every_call"),
+        "test_all_gather_concatenates_in_rank_order", "test_all_gather_on_every_call",
+        "test_all_gather_without_dim_gathers_along_the_last"),
     ("collectives", "reduce_scatter"): _collective(
         "communicator.reduce_scatter.dims", "test_reduce_scatter.py",
-        "test_reduce_scatter_gives_each_rank_its_chunk", "test_reduce_scatter_on_every_call"),
+        "test_reduce_scatter_gives_each_rank_its_chunk", "test_reduce_scatter_on_every_call",
+        "test_reduce_scatter_without_dim_scatters_along_the_last"),
     ("collectives", "gather"): _collective(
         "communicator.gather.dst_only", "test_gather.py",
-        "test_gather_reaches_dst_only", "test_gather_on_every_call"),
+        "test_gather_reaches_dst_only", "test_gather_on_every_call",
+        "test_gather_without_dst_or_dim_collects_on_rank_zero_along_the_last"),
     ("collectives", "broadcast"): _collective(
         "communicator.broadcast.from_src", "test_broadcast.py",
-        "test_broadcast_copies_src_in_place", "test_broadcast_on_every_call"),
+        "test_broadcast_copies_src_in_place", "test_broadcast_on_every_call",
+        "test_broadcast_without_src_sends_from_rank_zero"),
     ("collectives", "send/recv"): _collective(
         "communicator.send_recv.pairs", "test_send_recv.py",
         "test_send_recv_between_every_pair", "test_send_recv_on_every_call"),

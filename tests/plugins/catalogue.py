@@ -226,6 +226,19 @@ BROKEN = {
         "communicator",
         {"communicator.broadcast.from_src"},
     ),
+    "first_dim_defaults": (
+        "kit_test_plugins.communicator:FirstDimDefaultsPlatform.plugin",
+        "communicator",
+        # Every call that gives ``dim`` is right: only the calls that leave it out fail.
+        {"communicator.all_gather.dims", "communicator.reduce_scatter.dims"},
+    ),
+    "last_rank_roots": (
+        "kit_test_plugins.communicator:LastRankRootsPlatform.plugin",
+        "communicator",
+        # Every call that gives ``dst`` or ``src`` is right: only the calls that leave it
+        # out fail.
+        {"communicator.gather.dst_only", "communicator.broadcast.from_src"},
+    ),
     "next_rank_send": (
         "kit_test_plugins.communicator:NextRankSendPlatform.plugin",
         "communicator",

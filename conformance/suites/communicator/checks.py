@@ -15,10 +15,14 @@ families.py``) by the same code: a new collective's check cannot leave one out.
 
 from __future__ import annotations
 
+import enum
+import inspect
 import itertools
 import math
 import time
+from collections.abc import Iterable
 from pathlib import Path
+from typing import NamedTuple
 
 import torch
 
@@ -29,6 +33,10 @@ _MAX_PROBLEMS = 5
 #: Calls of one shape in a row: past the warm-up after which graph-capturing
 #: communicators replay, and past a small ring of staging buffers.
 REPEATED_CALLS = 12
+
+#: Shapes whose last dim is neither the first nor the middle one, for the calls that
+#: leave ``dim`` out: a default of any other dim gives another result.
+DEFAULT_DIM_SHAPES = [(3, 4), (2, 3, 4)]
 
 
 def rank_input(rank: int, shape: tuple[int, ...], dtype: torch.dtype, salt: int = 0) -> torch.Tensor:
@@ -77,8 +85,46 @@ class Problems(list):
         return self
 
 
+class Arguments(enum.Enum):
+    """How a check passes a collective's optional arguments (``dim``, ``dst``, ``src``)."""
+
+    #: Every one of them, as ``all_gather(x, -1)``.
+    GIVEN = "given"
+    #: Left out wherever the contract's defaults mean the same call: ``all_gather(x)``
+    #: for ``all_gather(x, -1)``, ``gather(x, dst)`` and ``gather(x)`` for ``gather(x,
+    #: dst, -1)`` and ``gather(x, 0, -1)``.
+    DEFAULTS_LEFT_OUT = "defaults left out"
+
+
+class _Call(NamedTuple):
+    passed: tuple  # the optional arguments passed, in order
+    meant: tuple  # every optional argument, those left out at their defaults
+    label: str
+
+
+def _calls(collective: str, explicit: Iterable[tuple], arguments: Arguments) -> list[_Call]:
+    """The calls of ``collective`` a check makes for each tuple of optional arguments in
+    ``explicit``: given in full, or without each run of trailing arguments equal to the
+    defaults the contract's signature states (a tuple with no such run is not called)."""
+    parameters = inspect.signature(getattr(DeviceCommunicatorBase, collective)).parameters
+    optional = {p.name: p.default for p in parameters.values() if p.default is not p.empty}
+    defaults = tuple(optional.values())
+    calls = []
+    for meant in explicit:
+        if arguments is Arguments.GIVEN:
+            kept_counts = [len(meant)]
+        else:
+            kept_counts = [kept for kept in range(len(meant)) if meant[kept:] == defaults[kept:]]
+        for kept in kept_counts:
+            label = " ".join(f"{name}={value}" + (" (left out)" if index >= kept else "")
+                             for index, (name, value) in enumerate(zip(optional, meant)))
+            calls.append(_Call(meant[:kept], meant, label))
+    return calls
+
+
 def _dims(shape) -> list[int]:
-    return [*range(len(shape)), -1]
+    """Every dim of ``shape``, counted from the front and from the back."""
+    return [*range(len(shape)), *range(-len(shape), 0)]
 
 
 def all_reduce(comm: DeviceCommunicatorBase, dtypes, shapes, iterations: int) -> list[str]:
@@ -90,38 +136,42 @@ def all_reduce(comm: DeviceCommunicatorBase, dtypes, shapes, iterations: int) ->
     return problems.recheck()
 
 
-def all_gather(comm: DeviceCommunicatorBase, dtypes, shapes, iterations: int) -> list[str]:
+def all_gather(comm: DeviceCommunicatorBase, dtypes, shapes, iterations: int,
+               arguments: Arguments = Arguments.GIVEN) -> list[str]:
     problems, device = Problems(), comm.device
     for dtype, shape, salt in itertools.product(dtypes, shapes, range(iterations)):
-        for dim in _dims(shape):
+        for passed, (dim,), label in _calls("all_gather", [(dim,) for dim in _dims(shape)], arguments):
             parts = [rank_input(r, shape, dtype, salt) for r in range(comm.world_size)]
-            got = comm.all_gather(rank_input(comm.rank, shape, dtype, salt).to(device), dim)
+            got = comm.all_gather(rank_input(comm.rank, shape, dtype, salt).to(device), *passed)
             problems.expect_tensor(got, torch.cat(parts, dim), device,
-                                   f"all_gather {dtype} {shape} dim={dim} #{salt}")
+                                   f"all_gather {dtype} {shape} {label} #{salt}")
     return problems.recheck()
 
 
-def reduce_scatter(comm: DeviceCommunicatorBase, dtypes, shapes, iterations: int) -> list[str]:
+def reduce_scatter(comm: DeviceCommunicatorBase, dtypes, shapes, iterations: int,
+                   arguments: Arguments = Arguments.GIVEN) -> list[str]:
     problems, device = Problems(), comm.device
     for dtype, base, salt in itertools.product(dtypes, shapes, range(iterations)):
-        for dim in _dims(base):
+        for passed, (dim,), label in _calls("reduce_scatter", [(dim,) for dim in _dims(base)], arguments):
             shape = list(base)
             shape[dim] *= comm.world_size
             total = sum_of_inputs(comm.world_size, tuple(shape), dtype, salt)
             expected = total.chunk(comm.world_size, dim)[comm.rank].contiguous()
-            got = comm.reduce_scatter(rank_input(comm.rank, tuple(shape), dtype, salt).to(device), dim)
+            got = comm.reduce_scatter(rank_input(comm.rank, tuple(shape), dtype, salt).to(device),
+                                      *passed)
             problems.expect_tensor(got, expected, device,
-                                   f"reduce_scatter {dtype} {tuple(shape)} dim={dim} #{salt}")
+                                   f"reduce_scatter {dtype} {tuple(shape)} {label} #{salt}")
     return problems.recheck()
 
 
-def gather(comm: DeviceCommunicatorBase, dtypes, shapes, iterations: int) -> list[str]:
+def gather(comm: DeviceCommunicatorBase, dtypes, shapes, iterations: int,
+           arguments: Arguments = Arguments.GIVEN) -> list[str]:
     problems, device = Problems(), comm.device
-    for dtype, shape, salt, dst in itertools.product(dtypes, shapes, range(iterations),
-                                                     range(comm.world_size)):
-        for dim in _dims(shape):
-            got = comm.gather(rank_input(comm.rank, shape, dtype, salt).to(device), dst, dim)
-            what = f"gather {dtype} {shape} dim={dim} dst={dst} #{salt}"
+    for dtype, shape, salt in itertools.product(dtypes, shapes, range(iterations)):
+        explicit = itertools.product(range(comm.world_size), _dims(shape))
+        for passed, (dst, dim), label in _calls("gather", explicit, arguments):
+            got = comm.gather(rank_input(comm.rank, shape, dtype, salt).to(device), *passed)
+            what = f"gather {dtype} {shape} {label} #{salt}"
             if comm.rank == dst:
                 parts = [rank_input(r, shape, dtype, salt) for r in range(comm.world_size)]
                 problems.expect_tensor(got, torch.cat(parts, dim), device, what)
@@ -131,16 +181,18 @@ def gather(comm: DeviceCommunicatorBase, dtypes, shapes, iterations: int) -> lis
     return problems.recheck()
 
 
-def broadcast(comm: DeviceCommunicatorBase, dtypes, sizes, iterations: int) -> list[str]:
+def broadcast(comm: DeviceCommunicatorBase, dtypes, sizes, iterations: int,
+              arguments: Arguments = Arguments.GIVEN) -> list[str]:
     problems, device = Problems(), comm.device
-    for dtype, size, salt, src in itertools.product(dtypes, sizes, range(iterations),
-                                                    range(comm.world_size)):
-        buffer = rank_input(comm.rank, (size,), dtype, salt).to(device)
-        got = comm.broadcast(buffer, src)
-        expected = rank_input(src, (size,), dtype, salt)
-        what = f"broadcast {dtype} ({size},) src={src} #{salt}"
-        problems.expect_tensor(got, expected, device, what)
-        problems.expect(torch.equal(buffer.cpu(), expected), f"{what}: not written in place")
+    for dtype, size, salt in itertools.product(dtypes, sizes, range(iterations)):
+        explicit = [(src,) for src in range(comm.world_size)]
+        for passed, (src,), label in _calls("broadcast", explicit, arguments):
+            buffer = rank_input(comm.rank, (size,), dtype, salt).to(device)
+            got = comm.broadcast(buffer, *passed)
+            expected = rank_input(src, (size,), dtype, salt)
+            what = f"broadcast {dtype} ({size},) {label} #{salt}"
+            problems.expect_tensor(got, expected, device, what)
+            problems.expect(torch.equal(buffer.cpu(), expected), f"{what}: not written in place")
     return problems.recheck()
 
 

@@ -21,3 +21,12 @@ def test_broadcast_on_every_call(ranks, dtypes):
     with new salted values; the returned tensor and the buffer compared exactly with
     rank ``src``'s input, and the returned tensors re-checked after the last call."""
     checks.assert_no_problems(ranks.run(checks.broadcast, dtypes, [513], checks.REPEATED_CALLS))
+
+
+@pytest.mark.contract("communicator.broadcast.from_src")
+def test_broadcast_without_src_sends_from_rank_zero(ranks, dtypes):
+    """``broadcast(x)`` of sizes 1 and 513 in every declared dtype: each rank passes a
+    buffer holding its own input; the returned tensor and the buffer compared exactly
+    with rank 0's input, and again after all calls."""
+    checks.assert_no_problems(ranks.run(checks.broadcast, dtypes, [1, 513], 1,
+                                        checks.Arguments.DEFAULTS_LEFT_OUT))

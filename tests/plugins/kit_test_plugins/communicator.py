@@ -151,6 +151,28 @@ class RankZeroBroadcast(TorchDistributedCommunicator):
         return super().broadcast(tensor, 0)
 
 
+class FirstDimDefaults(TorchDistributedCommunicator):
+    """Gathers and scatters along dim 0 when ``dim`` is left out, as torch's flat
+    collectives (``all_gather_into_tensor``, ``reduce_scatter_tensor``) do."""
+
+    def all_gather(self, tensor, dim=0):
+        return super().all_gather(tensor, dim)
+
+    def reduce_scatter(self, tensor, dim=0):
+        return super().reduce_scatter(tensor, dim)
+
+
+class LastRankRoots(TorchDistributedCommunicator):
+    """Without a root, gathers on and broadcasts from the last rank (where a transport
+    whose ring ends there would collect)."""
+
+    def gather(self, tensor, dst=None, dim=-1):
+        return super().gather(tensor, self.world_size - 1 if dst is None else dst, dim)
+
+    def broadcast(self, tensor, src=None):
+        return super().broadcast(tensor, self.world_size - 1 if src is None else src)
+
+
 class NextRankSend(TorchDistributedCommunicator):
     def send(self, tensor, dst=None):
         super().send(tensor, None)  # always to the next rank
@@ -195,6 +217,8 @@ StagingBufferCollectivesPlatform = _platform(StagingBufferCollectives)
 ReplayedCollectivesPlatform = _platform(ReplayedCollectives)
 EveryRankGatherPlatform = _platform(EveryRankGather)
 RankZeroBroadcastPlatform = _platform(RankZeroBroadcast)
+FirstDimDefaultsPlatform = _platform(FirstDimDefaults)
+LastRankRootsPlatform = _platform(LastRankRoots)
 NextRankSendPlatform = _platform(NextRankSend)
 NonWaitingBarrierPlatform = _platform(NonWaitingBarrier)
 ReversedRingPlatform = _platform(ReversedRing)
