@@ -94,7 +94,10 @@ class AttentionImpl(abc.ABC):
         ``0 .. context_len + i`` of the same request, with scores ``scale * q.k``;
         query head ``h`` reads KV head ``h // (num_heads // num_kv_heads)``. The
         kit's oracle computes exactly this in float32; "matches the oracle" means
-        within the dtype's tolerance of it.
+        within the dtype's tolerance of it. With a cache in a declared KV-cache dtype
+        other than the model's, keys and values are cast to the cache dtype as they
+        are written, the oracle reads them back from that cache, and the tolerance is
+        that of the coarser of the two dtypes.
 
         Rule ``attention.forward.prefill``: requests with no context (variable lengths,
         causal) match the oracle: query ``i`` attends to positions ``0 .. i`` of its
@@ -105,7 +108,9 @@ class AttentionImpl(abc.ABC):
         match the oracle.
 
         Rule ``attention.forward.mixed``: prefill, chunked-prefill and decode requests
-        in one call, with padding tokens after the real ones, match the oracle.
+        in one call, with padding tokens after the real ones, match the oracle. Batches
+        of every kind match it with the cache in each declared KV-cache dtype, the
+        model in each declared dtype other than the cache's.
 
         Rule ``attention.features.sliding_window``: with a sliding window ``w``, query
         at position ``p`` attends only to positions ``p - w + 1 .. p``, in prefill,
@@ -115,7 +120,8 @@ class AttentionImpl(abc.ABC):
         become ``c * tanh(s / c)`` before the softmax.
 
         Rule ``attention.kv_cache.write``: after ``forward``, every real token's key and
-        value are in its slot, exactly (cast to the cache dtype); padding tokens
+        value are in its slot, exactly (cast to the cache dtype, in each declared
+        KV-cache dtype); padding tokens
         (slot -1) and every other slot are left as they were.
 
         Rule ``attention.forward.output_in_place``: ``forward`` writes the result into
@@ -123,8 +129,9 @@ class AttentionImpl(abc.ABC):
         returns that very tensor.
 
         Rule ``attention.forward.inputs_unchanged``: ``forward`` leaves ``query``,
-        ``key`` and ``value`` as they were, bit for bit, on batches of every kind (the
-        engine's layers read them again: the residual path, the next layer's norm).
+        ``key`` and ``value`` as they were, bit for bit, on batches of every kind and
+        with the cache in each declared KV-cache dtype (the engine's layers read them
+        again: the residual path, the next layer's norm).
 
         Rule ``attention.forward.successive_calls``: one impl serves every step of its
         layer, so on every call of a run of engine-like steps (decodes whose lengths

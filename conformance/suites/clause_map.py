@@ -64,6 +64,8 @@ CLAUSES: dict[str, tuple[tuple[str, ...], ...]] = {
     ),
     "attention.forward.mixed": (
         ('prefill, chunked-prefill and decode requests', 'attention.forward.mixed'),
+        ('with the cache in each declared KV-cache dtype', 'attention.forward.prefill',
+         'attention.forward.decode', 'attention.forward.mixed'),
     ),
     "attention.forward.output_in_place": (
         ('``forward`` writes the result into', 'attention.forward.output_in_place'),

@@ -3,10 +3,11 @@
 Random draws find what nobody thought of; they do not promise that a given declared
 value was ever tried. So each contract also runs
 
-- a covering array: every declared head size, block size and dtype, and every GQA
-  group the suite tries, at least once, and every pair of values of two of those
-  dimensions at least once (the full product would cost too much on a platform
-  that declares much);
+- a covering array: every declared head size, block size, dtype and KV-cache dtype,
+  and every GQA group the suite tries, at least once, and every pair of values of
+  two of those dimensions at least once (the full product would cost too much on a
+  platform that declares much), so each declared KV-cache dtype meets each model
+  dtype it differs from;
 - the sizes where vendor kernels break: a decode context across many tiles and
   partitions (beyond 4,096 tokens, at the largest and the smallest declared block
   size), a batch of 64 requests, and the largest GQA groups (8 query heads per KV
@@ -86,9 +87,12 @@ def covering_specs(capabilities, kinds: tuple[str, ...], *, dtypes=None,
     """The covering array and the breaking sizes, as batches of requests of ``kinds``
     (with the feature on where asked)."""
     dtypes = tuple(dtypes or capabilities.dtypes)
+    # The KV-cache dtype last: with "auto" alone (most platforms) the rows are the
+    # same as without it.
     rows = pairwise({"head_size": tuple(capabilities.head_sizes),
                      "block_size": tuple(capabilities.block_sizes),
-                     "dtype": dtypes, "group": GQA_GROUPS})
+                     "dtype": dtypes, "group": GQA_GROUPS,
+                     "kv_cache_dtype": tuple(capabilities.kv_cache_dtypes)})
     specs = []
     for n, row in enumerate(rows):
         query_lens, context_lens = _requests(kinds, row["block_size"], n)
@@ -98,11 +102,21 @@ def covering_specs(capabilities, kinds: tuple[str, ...], *, dtypes=None,
             group=row["group"], head_size=row["head_size"], block_size=row["block_size"],
             dtype=row["dtype"], padding_tokens=n % 3, seed=1000 + n,
             sliding_window=(row["block_size"] + 3) if sliding_window else None,
-            logits_soft_cap=20.0 if logits_soft_cap else None,
+            logits_soft_cap=20.0 if logits_soft_cap else None, kv_cache_dtype=row["kv_cache_dtype"],
         ))
     if PROFILE == "smoke":  # slow backends (kernels under an interpreter): a sixth, none of the large
         return specs[::6]
     return specs + _breaking_sizes(capabilities, kinds, dtypes, sliding_window, logits_soft_cap)
+
+
+def cast_cache_specs(specs: list[BatchSpec]) -> list[BatchSpec]:
+    """The first of ``specs`` for each KV-cache dtype among them that differs from
+    its batch's model dtype: where a backend casts the new keys and values."""
+    first = {}
+    for spec in specs:
+        if spec.cache_dtype != spec.dtype:
+            first.setdefault(spec.kv_cache_dtype, spec)
+    return list(first.values())
 
 
 def _breaking_sizes(capabilities, kinds, dtypes, sliding_window, logits_soft_cap) -> list[BatchSpec]:

@@ -28,7 +28,7 @@ from conformance.contract.attention import (
     AttentionSelectorConfig,
 )
 from conformance.reference_engine.attention.oracle import OracleAttentionImpl
-from conformance.suites.attention.tolerances import assert_close_to_oracle
+from conformance.suites.attention.tolerances import assert_close_to_oracle, coarsest
 from conformance.suites.support import exercised
 
 PROFILE_VARIABLE = "CONFORMANCE_HYPOTHESIS_PROFILE"
@@ -76,14 +76,27 @@ class BatchSpec:
     #: Scale of the values: large values with a long context overflow an
     #: accumulator kept in fp16.
     value_scale: float = 1.0
+    #: A declared KV-cache dtype: ``"auto"`` (the model's) or a dtype's name.
+    kv_cache_dtype: str = "auto"
 
     @property
     def num_heads(self) -> int:
         return self.num_kv_heads * self.group
 
     @property
+    def cache_dtype(self) -> torch.dtype:
+        """The dtype the cache holds keys and values in."""
+        return self.dtype if self.kv_cache_dtype == "auto" else getattr(torch, self.kv_cache_dtype)
+
+    @property
+    def tolerance_dtype(self) -> torch.dtype:
+        """The dtype whose tolerance the output is judged by: the model's or the
+        cache's, whichever rounds more (see ``tolerances.coarsest``)."""
+        return coarsest(self.dtype, self.cache_dtype)
+
+    @property
     def selector(self) -> AttentionSelectorConfig:
-        return AttentionSelectorConfig(self.head_size, self.dtype, self.block_size,
+        return AttentionSelectorConfig(self.head_size, self.dtype, self.block_size, self.kv_cache_dtype,
                                        sliding_window=self.sliding_window,
                                        logits_soft_cap=self.logits_soft_cap)
 
@@ -99,7 +112,7 @@ def _length_near_blocks(block_size: int, max_blocks: int, minimum: int):
 @st.composite
 def batch_specs(draw, capabilities, kinds=("prefill", "chunked", "decode"), *,
                 sliding_window=False, logits_soft_cap=False, dtypes=None) -> BatchSpec:
-    """A batch over the declared head sizes, block sizes and dtypes, whose requests
+    """A batch over the declared head sizes, block sizes, dtypes and KV-cache dtypes, whose requests
     are of the given kinds: ``prefill`` (no context), ``chunked`` (several new tokens
     after a context) or ``decode`` (one new token after a context)."""
     block_size = draw(st.sampled_from(capabilities.block_sizes))
@@ -120,6 +133,7 @@ def batch_specs(draw, capabilities, kinds=("prefill", "chunked", "decode"), *,
         dtype=draw(st.sampled_from(dtypes or capabilities.dtypes)),
         padding_tokens=draw(st.integers(0, MAX_PADDING_TOKENS)), seed=draw(st.integers(0, 2**31 - 1)),
         sliding_window=window, logits_soft_cap=cap,
+        kv_cache_dtype=draw(st.sampled_from(capabilities.kv_cache_dtypes)),
     )
 
 
@@ -143,7 +157,8 @@ class Batch:
 def build_batch(spec: BatchSpec, backend: type[AttentionBackend], device: torch.device,
                 unused_tails: float = 0.0) -> Batch:
     """The tensors of ``spec``: each request's blocks are shuffled, non-contiguous ids
-    of one cache; its context is already in the cache (as earlier steps left it),
+    of one cache (in the spec's KV-cache dtype); its context is already in the
+    cache (as earlier steps left it: drawn in the model dtype, cast to the cache's),
     the slots of its new tokens and every block no request owns hold NaN, the unused
     tail of each request's last block holds ``unused_tails`` (zero, as an engine
     that zeroes new blocks leaves it; ``attention.kv_cache.unowned_slots`` makes it
@@ -172,15 +187,15 @@ def build_batch(spec: BatchSpec, backend: type[AttentionBackend], device: torch.
         return (torch.randn(rows, heads, head, generator=gen) * scale).to(spec.dtype)
 
     shape = backend.get_kv_cache_shape(num_blocks, bs, kv_heads, head)
-    kv_cache = torch.full(shape, float("nan"), dtype=spec.dtype)
+    kv_cache = torch.full(shape, float("nan"), dtype=spec.cache_dtype)
     key_cache, value_cache = kv_cache[0].view(-1, kv_heads, head), kv_cache[1].view(-1, kv_heads, head)
     for r, (length, context) in enumerate(zip(seq_lens, spec.context_lens)):
         tail = slots(r, length, blocks_per_req[r] * bs)
         key_cache[tail] = unused_tails
         value_cache[tail] = unused_tails
         written = slots(r, 0, context)
-        key_cache[written] = rand(context, kv_heads, 2.0)
-        value_cache[written] = rand(context, kv_heads, spec.value_scale)
+        key_cache[written] = rand(context, kv_heads, 2.0).to(spec.cache_dtype)
+        value_cache[written] = rand(context, kv_heads, spec.value_scale).to(spec.cache_dtype)
     n, pad = sum(spec.query_lens), spec.padding_tokens
     new_slots = [slots(r, c, c + q) for r, (q, c) in enumerate(zip(spec.query_lens, spec.context_lens))]
     slot_mapping = torch.cat([*new_slots, torch.full((pad,), -1, dtype=torch.long)])
@@ -201,7 +216,8 @@ def backend_for(platform, config: AttentionSelectorConfig) -> type[AttentionBack
 
 def make_impl(backend: type[AttentionBackend], spec: BatchSpec):
     return backend.get_impl_cls()(spec.num_heads, spec.head_size, spec.head_size**-0.5, spec.num_kv_heads,
-                                  sliding_window=spec.sliding_window, logits_soft_cap=spec.logits_soft_cap)
+                                  sliding_window=spec.sliding_window, logits_soft_cap=spec.logits_soft_cap,
+                                  kv_cache_dtype=spec.kv_cache_dtype)
 
 
 def run_backend(backend: type[AttentionBackend], batch: Batch, impl=None) -> tuple[torch.Tensor, torch.Tensor]:
@@ -215,7 +231,9 @@ def run_backend(backend: type[AttentionBackend], batch: Batch, impl=None) -> tup
 
 
 def run_oracle(batch: Batch) -> torch.Tensor:
-    """The float64 oracle's output rows of real tokens, on a copy of the cache."""
+    """The float64 oracle's output rows of real tokens, on a copy of the cache: it
+    reads the context and the new tokens from the cache, so a cache narrower than
+    the model rounds its inputs as it rounds the backend's."""
     spec = batch.spec
     oracle = OracleAttentionImpl(spec.num_heads, spec.head_size, spec.head_size**-0.5, spec.num_kv_heads,
                                  sliding_window=spec.sliding_window, logits_soft_cap=spec.logits_soft_cap,
@@ -259,6 +277,7 @@ def describe(spec: BatchSpec) -> str:
     return (f"{len(spec.query_lens)} requests, query_lens={lengths(spec.query_lens)}, "
             f"context_lens={lengths(spec.context_lens)}, heads={spec.num_heads}/{spec.num_kv_heads} kv, "
             f"head_size={spec.head_size}, block_size={spec.block_size}, dtype={spec.dtype}, "
+            f"kv_cache_dtype={spec.kv_cache_dtype}, "
             f"padding_tokens={spec.padding_tokens}, sliding_window={spec.sliding_window}, "
             f"logits_soft_cap={spec.logits_soft_cap}, seed={spec.seed}")
 
@@ -297,4 +316,4 @@ def compare_with_oracle(platform, spec: BatchSpec, contract: str, **build) -> No
     backend = backend_for(platform, spec.selector)
     batch = build_batch(spec, backend, platform.torch_device(0), **build)
     output, _ = run_backend(backend, batch)
-    assert_close_to_oracle(output, run_oracle(batch), spec.dtype, contract, spec.value_scale)
+    assert_close_to_oracle(output, run_oracle(batch), spec.tolerance_dtype, contract, spec.value_scale)

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conformance.suites.attention.coverage import covering_specs, successive_steps
+from conformance.suites.attention.coverage import cast_cache_specs, covering_specs, successive_steps
 from conformance.suites.attention.strategies import (
     SUITE_SETTINGS,
     BatchSpec,
@@ -91,11 +91,13 @@ def _cover(platform, capabilities, kinds, contract):
 
 @pytest.mark.contract("attention.forward.inputs_unchanged")
 def test_query_key_value_left_unmodified(platform, capabilities):
-    """Runs ``forward`` on the first four covering batches of all three request kinds
-    and compares the bit patterns of ``query``, ``key`` and ``value`` before and after,
-    token row by token row."""
+    """Runs ``forward`` on the first four covering batches of all three request kinds,
+    and on the first with each declared KV-cache dtype other than its model dtype (a
+    backend casts the new keys and values there), and compares the bit patterns of
+    ``query``, ``key`` and ``value`` before and after, token row by token row."""
     changed = []
-    for spec in covering_specs(capabilities, ("prefill", "chunked", "decode"))[:4]:
+    covering = covering_specs(capabilities, ("prefill", "chunked", "decode"))
+    for spec in covering[:4] + cast_cache_specs(covering):
         backend = backend_for(platform, spec.selector)
         batch = build_batch(spec, backend, platform.torch_device(0))
         inputs = {"query": batch.query, "key": batch.key, "value": batch.value}
@@ -127,7 +129,8 @@ def test_successive_calls_on_one_impl(platform, capabilities):
         output, kv_cache = run_backend(backend, batch, impl)
         kept += [(call, "output", output, bits(output).clone()), (call, "cache", kv_cache, bits(kv_cache).clone())]
         try:
-            assert_close_to_oracle(output, run_oracle(batch), spec.dtype, "attention.forward.successive_calls")
+            assert_close_to_oracle(output, run_oracle(batch), spec.tolerance_dtype,
+                                   "attention.forward.successive_calls")
             assert_cache_written(kv_cache, batch)
         except AssertionError as failure:
             failures.append(f"call {call} of {len(specs)} ({describe(spec)}):\n  {failure}")
@@ -150,5 +153,5 @@ def test_output_written_in_place(platform, capabilities):
     returned = make_impl(backend, spec).forward(batch.query.clone(), batch.key.clone(), batch.value.clone(),
                                                 batch.kv_cache.clone(), batch.metadata, output)
     assert returned is output, "forward returned a new tensor instead of `output`"
-    assert_close_to_oracle(output[: batch.num_tokens], run_oracle(batch), spec.dtype,
+    assert_close_to_oracle(output[: batch.num_tokens], run_oracle(batch), spec.tolerance_dtype,
                            "attention.forward.output_in_place")

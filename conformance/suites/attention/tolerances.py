@@ -18,6 +18,15 @@ ATTENTION_TOLERANCES = {
 }
 
 
+def coarsest(*dtypes: torch.dtype) -> torch.dtype:
+    """Of ``dtypes``, the one with the loosest tolerance. A backend computing in the
+    model dtype from keys and values kept in another rounds to both; it may also
+    attend over a step's new keys and values as given, before the cache rounds
+    them (as kernels that read a plain prefill's own tensors do), which differs from
+    the oracle (reading the cache) by the cache dtype's rounding."""
+    return max(dtypes, key=lambda dtype: ATTENTION_TOLERANCES[dtype])
+
+
 def assert_close_to_oracle(actual: torch.Tensor, expected: torch.Tensor, dtype: torch.dtype,
                            what: str, value_scale: float = 1.0) -> None:
     """``actual`` (the backend's) is within ``dtype``'s tolerance of ``expected``
