@@ -10,6 +10,7 @@ GOOD = {
     "narrow_bf16": "kit_test_plugins.narrow:NarrowBf16Platform.plugin",
     "narrow_fp16": "kit_test_plugins.narrow:NarrowFp16Platform.plugin",
     "narrow_block128": "kit_test_plugins.narrow:NarrowBlock128Platform.plugin",
+    "cast_cache": "kit_test_plugins.narrow:CastCachePlatform.plugin",
 }
 
 #: Correct plugins whose only difference from ``cpu`` is in these suites: run on them alone.
@@ -317,6 +318,18 @@ BROKEN.update({
         "kit_test_plugins.attention:ShapeKeyedSlotsPlatform.plugin", "attention",
         # Every output is right: only the successive steps' cache check sees the writes.
         {"attention.forward.successive_calls"}),
+    "attention_key_cast_in_place": (
+        "kit_test_plugins.attention:KeyCastInPlacePlatform.plugin", "attention",
+        # Its outputs and cache writes are right: only the comparison of the inputs,
+        # on a batch whose cache is narrower than its model dtype, sees it.
+        {"attention.forward.inputs_unchanged"}),
+    "attention_bf16_staged_cache_write": (
+        "kit_test_plugins.attention:Bf16StagedCacheWritePlatform.plugin", "attention",
+        # Cache writes, and every output read from a cache of another dtype than the
+        # model's (the covering batches pair every cache dtype with every model dtype);
+        # the fixed batches keep the cache in the model dtype.
+        {"attention.kv_cache.write", "attention.forward.prefill", "attention.forward.decode",
+         "attention.forward.mixed", "attention.features.logits_soft_cap", "attention.features.sliding_window"}),
     "attention_tail_reading": (
         "kit_test_plugins.attention:TailReadingPlatform.plugin", "attention",
         {"attention.kv_cache.unowned_slots"}),

@@ -43,14 +43,24 @@ class TritonOpsInterpretedPlatform(TritonInterpretedPlatform):
     custom_ops_module = "conformance.reference_engine.kernels.elementwise"
 
 
-def _broken(impl: type[CpuAttentionImpl]) -> tuple[type, type]:
-    """The backend building ``impl`` and the platform naming that backend, called
-    ``<Bug>Backend`` and ``<Bug>Platform`` for ``<Bug>Impl``: the module must bind
-    them to those names so their qualified names import."""
+class CastCacheTestPlatform(AttentionTestPlatform):
+    """Also declares a KV cache in every dtype the kit knows, besides the model's:
+    the backends that go wrong only where they cast keys and values for the cache
+    need one to show it."""
+
+    capabilities = dataclasses.replace(TestPlatform.capabilities,
+                                       kv_cache_dtypes=("auto", "float32", "bfloat16", "float16"))
+
+
+def _broken(impl: type[CpuAttentionImpl], base: type[AttentionTestPlatform] = AttentionTestPlatform
+            ) -> tuple[type, type]:
+    """The backend building ``impl`` and the platform (a ``base``) naming that backend,
+    called ``<Bug>Backend`` and ``<Bug>Platform`` for ``<Bug>Impl``: the module must
+    bind them to those names so their qualified names import."""
     bug = impl.__name__.removesuffix("Impl")
     backend = type(f"{bug}Backend", (CpuAttentionBackend,),
                    {"get_impl_cls": staticmethod(lambda: impl), "__module__": __name__})
-    platform = type(f"{bug}Platform", (AttentionTestPlatform,),
+    platform = type(f"{bug}Platform", (base,),
                     {"attention_backend": f"{__name__}.{bug}Backend", "__module__": __name__})
     return backend, platform
 
@@ -141,6 +151,27 @@ class QueryScaledInPlaceImpl(CpuAttentionImpl):
         result = super().forward(query.clone(), key, value, kv_cache, metadata, output)
         query.mul_(self.scale)
         return result
+
+
+class KeyCastInPlaceImpl(CpuAttentionImpl):
+    """Casts the new keys to the cache dtype in the caller's tensor, which it uses as
+    the staging buffer of its cache write: the cache and the outputs are right, but
+    the caller's key comes back rounded to the cache dtype."""
+
+    def write_kv(self, key, value, kv_cache, slot_mapping):
+        key.copy_(key.to(kv_cache.dtype))
+        super().write_kv(key, value, kv_cache, slot_mapping)
+
+
+class Bf16StagedCacheWriteImpl(CpuAttentionImpl):
+    """Writes keys and values into a cache of another dtype than the model's through
+    bfloat16 (a store path written for bf16 caches only): right where the cache
+    holds the model dtype or bfloat16, rounded too far elsewhere."""
+
+    def write_kv(self, key, value, kv_cache, slot_mapping):
+        if kv_cache.dtype != key.dtype:
+            key, value = key.to(torch.bfloat16), value.to(torch.bfloat16)
+        super().write_kv(key, value, kv_cache, slot_mapping)
 
 
 class StalePlanImpl(CpuAttentionImpl):
@@ -235,6 +266,8 @@ ShapeKeyedPlanBackend, ShapeKeyedPlanPlatform = _broken(ShapeKeyedPlanImpl)
 TailReadingBackend, TailReadingPlatform = _broken(TailReadingImpl)
 CapturedOutputBackend, CapturedOutputPlatform = _broken(CapturedOutputImpl)
 ShapeKeyedSlotsBackend, ShapeKeyedSlotsPlatform = _broken(ShapeKeyedSlotsImpl)
+KeyCastInPlaceBackend, KeyCastInPlacePlatform = _broken(KeyCastInPlaceImpl, CastCacheTestPlatform)
+Bf16StagedCacheWriteBackend, Bf16StagedCacheWritePlatform = _broken(Bf16StagedCacheWriteImpl, CastCacheTestPlatform)
 
 
 class ZeroedTailReadingPlatform(TailReadingPlatform):

@@ -31,3 +31,13 @@ class NarrowBlock128Platform(TestPlatform):
 
     device_name = "narrow-block128"
     capabilities = _narrowed(block_sizes=(128,))
+
+
+class CastCachePlatform(TestPlatform):
+    """float16 and float32 models, each with its KV cache in the model dtype, in
+    float32 or in bfloat16: caches wider than, narrower than and as wide as the
+    model's (head size 128, block size 16)."""
+
+    device_name = "cast-cache"
+    capabilities = _narrowed(dtypes=(torch.float16, torch.float32), head_sizes=(128,), block_sizes=(16,),
+                             kv_cache_dtypes=("auto", "float32", "bfloat16"))
