@@ -102,19 +102,22 @@ class Generations:
         self.block_size = model_settings.block_size_for(platform)
         self._cache: dict = {}
 
-    def _generate(self, platform, dtype: torch.dtype, block_size: int, more) -> Runs:
+    def _generate(self, platform, dtype: torch.dtype, block_size: int, more, kv_cache_dtype: str = "auto") -> Runs:
+        # Asked for only where it is not the default: an engine that ``engine_cls``
+        # names need not take the keyword to run every other generation.
+        cache = {} if kv_cache_dtype == "auto" else {"kv_cache_dtype": kv_cache_dtype}
         with model_settings.host_threads():
             llm = engine_for(platform)(model=self.model, dtype=dtype_name(dtype), platform=platform,
-                                       block_size=block_size, **LLM_SETTINGS)
+                                       block_size=block_size, **LLM_SETTINGS, **cache)
             try:
                 return _runs({"greedy": lambda: completions(llm, PROMPTS, GREEDY), **more(llm)})
             finally:
                 llm.shutdown()
 
-    def _exercise(self, dtype: torch.dtype, block_size: int) -> None:
+    def _exercise(self, dtype: torch.dtype, block_size: int, kv_cache_dtype: str = "auto") -> None:
         # On every use, not only the first: each test that judges a run exercised it.
         exercised(head_sizes=get_model_config(self.model).head_size, block_sizes=block_size,
-                  dtypes=dtype, kv_cache_dtypes="auto")
+                  dtypes=dtype, kv_cache_dtypes=kv_cache_dtype)
         if self.platform.capabilities.supports("zeroed_cache_blocks"):
             # The engine zeroes each new block for it: generation is where that shows.
             exercised(features="zeroed_cache_blocks")
@@ -135,8 +138,8 @@ class Generations:
         return self._cached(("plugin", dtype), lambda: self._generate(
             self.platform, dtype, self.block_size, _plugin_runs))
 
-    def plugin_greedy_in(self, dtype: torch.dtype, block_size: int) -> list[Completion]:
-        """The plugin's greedy completions with another block size."""
-        self._exercise(dtype, block_size)
-        return self._cached(("plugin", dtype, block_size), lambda: self._generate(
-            self.platform, dtype, block_size, lambda llm: {}))["greedy"]
+    def plugin_greedy_in(self, dtype: torch.dtype, block_size: int, kv_cache_dtype: str = "auto") -> list[Completion]:
+        """The plugin's greedy completions with another block size or KV-cache dtype."""
+        self._exercise(dtype, block_size, kv_cache_dtype)
+        return self._cached(("plugin", dtype, block_size, kv_cache_dtype), lambda: self._generate(
+            self.platform, dtype, block_size, lambda llm: {}, kv_cache_dtype))["greedy"]

@@ -51,19 +51,31 @@ def test_half_greedy_logprobs_close(capabilities, generations, dtype):
                   TOLERANCES[dtype], dtype_name(dtype))
 
 
+def _tolerance(dtype: torch.dtype, kv_cache_dtype: str):
+    """The model dtype's tolerance, or the cache dtype's where that is coarser: every
+    later token reads keys and values as the cache rounded them."""
+    cache = dtype if kv_cache_dtype == "auto" else getattr(torch, kv_cache_dtype)
+    return max(TOLERANCES[dtype], TOLERANCES[cache], key=lambda t: (not t.exact_tokens, t.logprob_atol))
+
+
 @pytest.mark.contract("engine.generate.block_sizes")
 def test_every_declared_block_size(platform, generations, suite_dtype):
-    """Regenerates the greedy batch in each other declared block size (``not_supported``
-    with just one) and compares it, prompt by prompt, with the reference's in the
-    suite's block size by the suite dtype's tolerance."""
-    others = [size for size in platform.capabilities.block_sizes if size != generations.block_size]
-    if not others:
-        not_supported(f"one block size is declared ({generations.block_size}), and the other "
-                      "Engine tests run it")
+    """Regenerates the greedy batch in each other declared block size, and with the
+    cache in each declared KV-cache dtype besides ``"auto"`` (``not_supported`` with
+    neither), and compares it, prompt by prompt, with the reference's in the suite's
+    block size and dtype's cache, by the suite dtype's tolerance (the cache dtype's
+    where coarser)."""
+    caps, block_size = platform.capabilities, generations.block_size
+    variants = [(size, "auto") for size in caps.block_sizes if size != block_size]
+    variants += [(block_size, cache) for cache in caps.kv_cache_dtypes if cache != "auto"]
+    if not variants:
+        not_supported(f"one block size is declared ({block_size}) and no KV-cache dtype but "
+                      "'auto', and the other Engine tests run them")
     reference = generations.reference(suite_dtype)["greedy"]
-    problems = [problem for size in others
-                for problem in _close_problems(reference, generations.plugin_greedy_in(suite_dtype, size),
-                                               TOLERANCES[suite_dtype], f"block size {size}")]
+    problems = [problem for size, cache in variants
+                for problem in _close_problems(reference, generations.plugin_greedy_in(suite_dtype, size, cache),
+                                               _tolerance(suite_dtype, cache),
+                                               f"block size {size}, KV-cache dtype {cache!r}")]
     assert not problems, "\n".join(problems)
 
 
