@@ -121,8 +121,8 @@ class AttentionImpl(abc.ABC):
 
         Rule ``attention.kv_cache.write``: after ``forward``, every real token's key and
         value are in its slot, exactly (cast to the cache dtype, in each declared
-        KV-cache dtype); padding tokens
-        (slot -1) and every other slot are left as they were.
+        KV-cache dtype); padding tokens (slot -1) and every other slot are left as
+        they were.
 
         Rule ``attention.forward.output_in_place``: ``forward`` writes the result into
         the ``output`` it is given (``[num_tokens, num_heads, head_size]``) and

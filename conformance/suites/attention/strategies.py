@@ -112,9 +112,10 @@ def _length_near_blocks(block_size: int, max_blocks: int, minimum: int):
 @st.composite
 def batch_specs(draw, capabilities, kinds=("prefill", "chunked", "decode"), *,
                 sliding_window=False, logits_soft_cap=False, dtypes=None) -> BatchSpec:
-    """A batch over the declared head sizes, block sizes, dtypes and KV-cache dtypes, whose requests
-    are of the given kinds: ``prefill`` (no context), ``chunked`` (several new tokens
-    after a context) or ``decode`` (one new token after a context)."""
+    """A batch over the declared head sizes, block sizes, dtypes and KV-cache dtypes,
+    whose requests are of the given kinds: ``prefill`` (no context), ``chunked``
+    (several new tokens after a context) or ``decode`` (one new token after a
+    context)."""
     block_size = draw(st.sampled_from(capabilities.block_sizes))
     max_blocks = max(2, 64 // block_size)  # up to 3 blocks of 16, 2 of 128: cheap
     query_lens, context_lens = [], []
