@@ -143,9 +143,11 @@ def build_matrix(paths: Iterable[str | os.PathLike], *, now: datetime.datetime |
 
 
 def platform_data(column: Column, line_history: History) -> str:
-    """A platform's file, ``platforms/ID.json``: its column and its history."""
+    """A platform's file, ``platforms/ID.json``: its column and its history. Compact:
+    indenting takes ``json``'s pure-Python encoder, several times slower than its C one,
+    and a build of 10,000 records writes 500 of these files."""
     return json.dumps({"column": codec.to_data(column), "history": codec.to_data(line_history)},
-                      indent=1, ensure_ascii=False) + "\n"
+                      ensure_ascii=False, separators=(",", ":")) + "\n"
 
 
 @functools.cache
