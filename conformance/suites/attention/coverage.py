@@ -13,8 +13,8 @@ value was ever tried. So each contract also runs
   size), a batch of 64 requests, and the largest GQA groups (8 query heads per KV
   head over 8 KV heads, as Llama-3-70B has, and 16 per KV head).
 
-Under the ``smoke`` profile (slow backends) a sixth of the array runs and none of
-the breaking sizes.
+Under the ``smoke`` profile (slow backends) a sixth of the array runs, with a batch
+of each declared KV-cache dtype it lacks, and none of the breaking sizes.
 """
 
 from __future__ import annotations
@@ -105,7 +105,10 @@ def covering_specs(capabilities, kinds: tuple[str, ...], *, dtypes=None,
             logits_soft_cap=20.0 if logits_soft_cap else None, kv_cache_dtype=row["kv_cache_dtype"],
         ))
     if PROFILE == "smoke":  # slow backends (kernels under an interpreter): a sixth, none of the large
-        return specs[::6]
+        sixth = specs[::6]
+        # ... and a cast cache of each declared KV-cache dtype the sixth lacks.
+        cast = {spec.kv_cache_dtype for spec in cast_cache_specs(sixth)}
+        return sixth + [spec for spec in cast_cache_specs(specs) if spec.kv_cache_dtype not in cast]
     return specs + _breaking_sizes(capabilities, kinds, dtypes, sliding_window, logits_soft_cap)
 
 
