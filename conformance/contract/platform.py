@@ -71,8 +71,10 @@ class Platform(abc.ABC):
     tokens both runs report are within the dtype's tolerance.
 
     Rule ``engine.generate.block_sizes``: greedy generation in every other declared
-    block size follows the reference platform's (in the suite's block size) by the
-    dtype's rule: paging must not change what the model computes.
+    block size, and with the cache in every declared KV-cache dtype, follows the
+    reference platform's (in the suite's block size, its cache in the model dtype) by
+    the rule of the model dtype or, where coarser, of the cache dtype: paging and the
+    cache's dtype must not change what the model computes beyond that dtype's rounding.
 
     Rule ``engine.generate.sampling_params``: seeded requests with temperature,
     ``top_k``, ``top_p`` and ``logprobs=N`` generate only tokens inside their filters

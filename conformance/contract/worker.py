@@ -123,7 +123,8 @@ class WorkerBase(abc.ABC):
         Rule ``worker.execute.decode``: successive decode steps return, per request,
         the reference worker's greedy token for that step and logprobs within the
         dtype's tolerance, in every declared block size and dtype (against the
-        reference where it declares that block size too).
+        reference where it declares that block size too) and with the cache in every
+        declared KV-cache dtype (by the cache dtype's tolerance where it is coarser).
 
         Rule ``worker.execute.mixed``: a batch mixing a chunked prefill with decodes
         samples only the requests that reach their end, each with the reference

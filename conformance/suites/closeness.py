@@ -85,5 +85,8 @@ def sequence_problem(ref_tokens: list[int], ref_lps: list[Logprobs], tokens: lis
     return None
 
 
-def tolerance_for(dtype: torch.dtype) -> Tolerance:
-    return TOLERANCES[dtype]
+def tolerance_for(dtype: torch.dtype, kv_cache_dtype: str = "auto") -> Tolerance:
+    """The model dtype's tolerance, or the KV-cache dtype's where that is coarser:
+    every later token reads keys and values as the cache rounded them."""
+    cache = dtype if kv_cache_dtype == "auto" else getattr(torch, kv_cache_dtype)
+    return max(TOLERANCES[dtype], TOLERANCES[cache], key=lambda t: (not t.exact_tokens, t.logprob_atol))

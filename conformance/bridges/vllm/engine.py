@@ -104,11 +104,13 @@ class VllmLLM:
     def __init__(self, model: str = "tiny", *, platform: type[VllmBridgedPlatform],
                  dtype: str = "float32", tensor_parallel_size: int = 1, block_size: int = 16,
                  max_num_seqs: int = 64, max_model_len: int | None = None, seed: int = 0,
-                 distributed_executor_backend: str | None = None) -> None:
+                 distributed_executor_backend: str | None = None, kv_cache_dtype: str = "auto") -> None:
         if not (isinstance(platform, type) and issubclass(platform, VllmBridgedPlatform)):
             raise ValueError(f"vllm.LLM runs on a bridged vllm: platform, got {platform!r}")
         if dtype not in DTYPES:
             raise ValueError(f"dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
+        if kv_cache_dtype != "auto" and kv_cache_dtype not in DTYPES:
+            raise ValueError(f"kv_cache_dtype must be 'auto' or one of {', '.join(DTYPES)}, got {kv_cache_dtype!r}")
         config = get_model_config(model)
         max_model_len = max_model_len or config.max_position_embeddings
         engine_args = dict(
@@ -116,7 +118,9 @@ class VllmLLM:
             block_size=block_size, max_model_len=max_model_len, max_num_seqs=max_num_seqs,
             tensor_parallel_size=tensor_parallel_size,
             distributed_executor_backend=distributed_executor_backend,
-            kv_cache_memory_bytes=kv_cache_bytes(config, dtype, max_num_seqs, max_model_len),
+            kv_cache_dtype=kv_cache_dtype,
+            kv_cache_memory_bytes=kv_cache_bytes(config, dtype if kv_cache_dtype == "auto" else kv_cache_dtype,
+                                                 max_num_seqs, max_model_len),
             # No compilation: the suite judges what the model computes, and compiling
             # would cost more than the few tokens each engine generates.
             enforce_eager=True,

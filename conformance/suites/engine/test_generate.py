@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from conformance.suites.closeness import TOLERANCES, sequence_problem
+from conformance.suites.closeness import TOLERANCES, sequence_problem, tolerance_for
 from conformance.suites.engine.generations import FILTERED_REQUESTS, PROMPTS
 from conformance.suites.model_settings import dtype_name
 from conformance.suites.sampling import outside_top_k, sampled_position_problem
@@ -51,13 +51,6 @@ def test_half_greedy_logprobs_close(capabilities, generations, dtype):
                   TOLERANCES[dtype], dtype_name(dtype))
 
 
-def _tolerance(dtype: torch.dtype, kv_cache_dtype: str):
-    """The model dtype's tolerance, or the cache dtype's where that is coarser: every
-    later token reads keys and values as the cache rounded them."""
-    cache = dtype if kv_cache_dtype == "auto" else getattr(torch, kv_cache_dtype)
-    return max(TOLERANCES[dtype], TOLERANCES[cache], key=lambda t: (not t.exact_tokens, t.logprob_atol))
-
-
 @pytest.mark.contract("engine.generate.block_sizes")
 def test_every_declared_block_size(platform, generations, suite_dtype):
     """Regenerates the greedy batch in each other declared block size, and with the
@@ -74,7 +67,7 @@ def test_every_declared_block_size(platform, generations, suite_dtype):
     reference = generations.reference(suite_dtype)["greedy"]
     problems = [problem for size, cache in variants
                 for problem in _close_problems(reference, generations.plugin_greedy_in(suite_dtype, size, cache),
-                                               _tolerance(suite_dtype, cache),
+                                               tolerance_for(suite_dtype, cache),
                                                f"block size {size}, KV-cache dtype {cache!r}")]
     assert not problems, "\n".join(problems)
 

@@ -43,32 +43,38 @@ def test_mixed_batch_matches_reference(reference_run, plugin_run, tolerance):
     _compare_steps("mixed", reference_run, plugin_run, tolerance)
 
 
-def _declared_shapes(platform, worker_config):
-    """Every other declared block size in the suite's dtype, and every other declared
-    dtype in the suite's block size: each declared value once, beside the script's."""
-    caps = platform.capabilities
-    shapes = [(worker_config.dtype, size) for size in caps.block_sizes if size != worker_config.block_size]
-    return shapes + [(dtype, worker_config.block_size) for dtype in caps.dtypes if dtype != worker_config.dtype]
+def _declared_variants(platform, worker_config):
+    """Every other declared block size in the suite's dtype, every other declared dtype
+    in the suite's block size, and every declared KV-cache dtype besides ``"auto"`` in
+    both: each declared value once, beside the script's, as ``(dtype, block size,
+    KV-cache dtype)``."""
+    caps, dtype, block_size = platform.capabilities, worker_config.dtype, worker_config.block_size
+    return ([(dtype, size, "auto") for size in caps.block_sizes if size != block_size]
+            + [(other, block_size, "auto") for other in caps.dtypes if other != dtype]
+            + [(dtype, block_size, cache) for cache in caps.kv_cache_dtypes if cache != "auto"])
 
 
 @pytest.mark.contract("worker.execute.decode")
 def test_every_declared_block_size_and_dtype(platform, worker_config, steps):
     """Runs the script's prefill and first two decodes on both workers in each other
     declared block size (suite dtype) and dtype (suite block size) the reference also
-    declares; decodes compared by each dtype's tolerance."""
+    declares, and with the plugin's cache in each declared KV-cache dtype besides
+    ``"auto"`` (the reference's in the model dtype); decodes compared by each dtype's
+    tolerance (the cache dtype's where coarser)."""
     reference = model_settings.reference_platform()
     problems = []
-    for dtype, block_size in _declared_shapes(platform, worker_config):
+    for dtype, block_size, cache in _declared_variants(platform, worker_config):
         if block_size not in reference.capabilities.block_sizes or dtype not in reference.capabilities.dtypes:
             continue
         script = driving.script(block_size)[:3]
-        runs = [driving.run_in_process(driving.engine_config(p, dtype, worker_config.model,
-                                                             block_size=block_size), script)
-                for p in (reference, platform)]
+        runs = [driving.run_in_process(driving.engine_config(p, dtype, worker_config.model, block_size=block_size,
+                                                             kv_cache_dtype=kv_cache_dtype), script)
+                for p, kv_cache_dtype in ((reference, "auto"), (platform, cache))]
         decodes = [i for i, step in enumerate(script) if step.kind == "decode"]
-        problems += [f"{model_settings.dtype_name(dtype)}, block size {block_size}: {problem}"
+        problems += [f"{model_settings.dtype_name(dtype)}, block size {block_size}, KV-cache dtype {cache!r}: "
+                     f"{problem}"
                      for problem in step_problems(runs[0], decodes, [runs[1].results[i] for i in decodes],
-                                                  tolerance_for(dtype))]
+                                                  tolerance_for(dtype, cache))]
     assert not problems, "\n".join(problems[:5])
 
 
