@@ -110,7 +110,10 @@ class AttentionImpl(abc.ABC):
         Rule ``attention.forward.mixed``: prefill, chunked-prefill and decode requests
         in one call, with padding tokens after the real ones, match the oracle. Batches
         of every kind match it with the cache in each declared KV-cache dtype, the
-        model in each declared dtype other than the cache's.
+        model in each declared dtype other than the cache's. They match it with
+        ``query``, ``key`` and ``value`` non-contiguous views of one fused projection,
+        as an engine's attention layer passes them (``qkv.split`` along the last dim,
+        viewed as heads: the token stride is the whole row).
 
         Rule ``attention.features.sliding_window``: with a sliding window ``w``, query
         at position ``p`` attends only to positions ``p - w + 1 .. p``, in prefill,
@@ -122,7 +125,9 @@ class AttentionImpl(abc.ABC):
         Rule ``attention.kv_cache.write``: after ``forward``, every real token's key and
         value are in its slot, exactly (cast to the cache dtype, in each declared
         KV-cache dtype); padding tokens (slot -1) and every other slot are left as
-        they were.
+        they were. Keys and values that are non-contiguous views of one fused
+        projection (as an engine's attention layer passes them) are written as
+        contiguous ones are.
 
         Rule ``attention.forward.output_in_place``: ``forward`` writes the result into
         the ``output`` it is given (``[num_tokens, num_heads, head_size]``) and

@@ -82,6 +82,7 @@ FAMILIES: dict[str, Family] = {
             "new_values_on_one_shape": "repeats an earlier step's shapes with new values",
             "inputs_unchanged": "leaves ``query``, ``key`` and ``value`` as they were",
             "results_kept": "keep their values after later calls",
+            "non_contiguous_inputs": "non-contiguous views of one fused projection",
         },
         not_shared={
             "input_dtype_and_device": "``forward`` writes into the ``output`` and ``kv_cache`` it "
@@ -107,6 +108,9 @@ _SUCCESSIVE = Check("attention.forward.successive_calls",
                     ("attention/test_forward.py::test_successive_calls_on_one_impl",))
 _INPUTS = Check("attention.forward.inputs_unchanged",
                 ("attention/test_forward.py::test_query_key_value_left_unmodified",))
+_FUSED_OUTPUT = Check("attention.forward.mixed", ("attention/test_forward.py::test_mixed_on_fused_qkv_views",))
+_FUSED_WRITE = Check("attention.kv_cache.write",
+                     ("attention/test_kv_cache.py::test_cache_writes_from_fused_qkv_views",))
 
 #: (family, member) -> property -> its check.
 CHECKS: dict[tuple[str, str], dict[str, Check]] = {
@@ -142,9 +146,11 @@ CHECKS: dict[tuple[str, str], dict[str, Check]] = {
     # steps compare both on every step and again after the last; the inputs check
     # covers the key and value the cache write reads.
     ("attention_forward", "output"): {"new_values_on_one_shape": _SUCCESSIVE,
-                                      "inputs_unchanged": _INPUTS, "results_kept": _SUCCESSIVE},
+                                      "inputs_unchanged": _INPUTS, "results_kept": _SUCCESSIVE,
+                                      "non_contiguous_inputs": _FUSED_OUTPUT},
     ("attention_forward", "cache_write"): {"new_values_on_one_shape": _SUCCESSIVE,
-                                           "inputs_unchanged": _INPUTS, "results_kept": _SUCCESSIVE},
+                                           "inputs_unchanged": _INPUTS, "results_kept": _SUCCESSIVE,
+                                           "non_contiguous_inputs": _FUSED_WRITE},
 }
 
 

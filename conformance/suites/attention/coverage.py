@@ -112,6 +112,15 @@ def covering_specs(capabilities, kinds: tuple[str, ...], *, dtypes=None,
     return specs + _breaking_sizes(capabilities, kinds, dtypes, sliding_window, logits_soft_cap)
 
 
+def sample_specs(capabilities) -> list[BatchSpec]:
+    """A cheap sample of the covering batches of all three request kinds, for checks
+    of what does not depend on the declared values: the first four, and the first
+    with each declared KV-cache dtype other than its model dtype (where a backend
+    casts the new keys and values)."""
+    covering = covering_specs(capabilities, ("prefill", "chunked", "decode"))
+    return covering[:4] + cast_cache_specs(covering)
+
+
 def cast_cache_specs(specs: list[BatchSpec]) -> list[BatchSpec]:
     """The first of ``specs`` for each KV-cache dtype among them that differs from
     its batch's model dtype: where a backend casts the new keys and values."""

@@ -146,24 +146,48 @@ class Batch:
     value: torch.Tensor
     kv_cache: torch.Tensor  # contexts written, every other slot NaN
     metadata: AttentionMetadata
+    #: The fused projection ``query``, ``key`` and ``value`` are views of (see
+    #: ``split_qkv``), or None where each is a tensor of its own.
+    qkv: torch.Tensor | None = None
 
     @property
     def num_tokens(self) -> int:
         return self.metadata.num_actual_tokens
 
     def new_output(self) -> torch.Tensor:
-        return torch.full_like(self.query, float("nan"))
+        """A NaN-filled, contiguous ``output``, as an engine allocates it (whatever the
+        layout of ``query``)."""
+        return torch.full(self.query.shape, float("nan"), dtype=self.query.dtype, device=self.query.device)
+
+    def inputs(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Copies of ``query``, ``key`` and ``value`` in the batch's layout: views of one
+        copy of ``qkv`` where they are views of it (``clone`` of a view with gaps would
+        make it contiguous)."""
+        if self.qkv is None:
+            return self.query.clone(), self.key.clone(), self.value.clone()
+        return split_qkv(self.qkv.clone(), self.spec)
+
+
+def split_qkv(qkv: torch.Tensor, spec: BatchSpec) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Query, key and value as vLLM's attention layers pass them: views of one fused
+    QKV projection output ``[tokens, (heads + 2 * kv_heads) * head_size]``, split along
+    its last dim, whose token stride is the whole row: none of them is contiguous."""
+    q_size, kv_size = spec.num_heads * spec.head_size, spec.num_kv_heads * spec.head_size
+    q, k, v = qkv.split([q_size, kv_size, kv_size], dim=-1)
+    return (q.view(-1, spec.num_heads, spec.head_size), k.view(-1, spec.num_kv_heads, spec.head_size),
+            v.view(-1, spec.num_kv_heads, spec.head_size))
 
 
 def build_batch(spec: BatchSpec, backend: type[AttentionBackend], device: torch.device,
-                unused_tails: float = 0.0) -> Batch:
+                unused_tails: float = 0.0, fused_qkv: bool = False) -> Batch:
     """The tensors of ``spec``: each request's blocks are shuffled, non-contiguous ids
     of one cache (in the spec's KV-cache dtype); its context is already in the
     cache (as earlier steps left it: drawn in the model dtype, cast to the cache's),
     the slots of its new tokens and every block no request owns hold NaN, the unused
     tail of each request's last block holds ``unused_tails`` (zero, as an engine
     that zeroes new blocks leaves it; ``attention.kv_cache.unowned_slots`` makes it
-    NaN), and the batch ends with padding tokens whose slot is -1."""
+    NaN), and the batch ends with padding tokens whose slot is -1. With ``fused_qkv``
+    the same query, key and value are views of one fused projection (``split_qkv``)."""
     exercised(head_sizes=spec.head_size, block_sizes=spec.block_size, dtypes=spec.dtype,
               kv_cache_dtypes=spec.selector.kv_cache_dtype)
     gen = torch.Generator().manual_seed(spec.seed)
@@ -206,8 +230,12 @@ def build_batch(spec: BatchSpec, backend: type[AttentionBackend], device: torch.
         block_table=block_table.to(device), slot_mapping=slot_mapping.to(device),
         max_query_len=max(spec.query_lens), max_seq_len=max(seq_lens), num_actual_tokens=n,
     )
-    return Batch(spec, rand(n + pad, spec.num_heads, 2.0).to(device), rand(n + pad, kv_heads, 2.0).to(device),
-                 rand(n + pad, kv_heads, spec.value_scale).to(device), kv_cache.to(device), metadata)
+    query, key, value = (rand(n + pad, spec.num_heads, 2.0), rand(n + pad, kv_heads, 2.0),
+                         rand(n + pad, kv_heads, spec.value_scale))
+    if not fused_qkv:
+        return Batch(spec, query.to(device), key.to(device), value.to(device), kv_cache.to(device), metadata)
+    qkv = torch.cat([query.flatten(1), key.flatten(1), value.flatten(1)], dim=-1).to(device)
+    return Batch(spec, *split_qkv(qkv, spec), kv_cache.to(device), metadata, qkv)
 
 
 def backend_for(platform, config: AttentionSelectorConfig) -> type[AttentionBackend]:
@@ -227,7 +255,7 @@ def run_backend(backend: type[AttentionBackend], batch: Batch, impl=None) -> tup
     ``attention.forward.inputs_unchanged`` names that bug), from ``impl`` or a new one."""
     kv_cache, output = batch.kv_cache.clone(), batch.new_output()
     impl = impl or make_impl(backend, batch.spec)
-    impl.forward(batch.query.clone(), batch.key.clone(), batch.value.clone(), kv_cache, batch.metadata, output)
+    impl.forward(*batch.inputs(), kv_cache, batch.metadata, output)
     return output[: batch.num_tokens], kv_cache
 
 

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conformance.suites.attention.coverage import cast_cache_specs, covering_specs, successive_steps
+from conformance.suites.attention.coverage import covering_specs, sample_specs, successive_steps
 from conformance.suites.attention.strategies import (
     SUITE_SETTINGS,
     BatchSpec,
@@ -89,15 +89,26 @@ def _cover(platform, capabilities, kinds, contract):
                lambda spec: compare_with_oracle(platform, spec, contract), contract)
 
 
+@pytest.mark.contract("attention.forward.mixed")
+def test_mixed_on_fused_qkv_views(platform, capabilities):
+    """The sample batches of ``coverage.sample_specs`` (mixed, and one per cast
+    KV-cache dtype) with ``query``, ``key`` and ``value`` views of one fused QKV
+    projection, split as vLLM's attention layer splits it (token stride the whole
+    row), each compared with the float64 oracle within the dtype's tolerance."""
+    check_each(sample_specs(capabilities),
+               lambda spec: compare_with_oracle(platform, spec, "attention.forward.mixed", fused_qkv=True),
+               "attention.forward.mixed")
+
+
 @pytest.mark.contract("attention.forward.inputs_unchanged")
 def test_query_key_value_left_unmodified(platform, capabilities):
-    """Runs ``forward`` on the first four covering batches of all three request kinds,
-    and on the first with each declared KV-cache dtype other than its model dtype (a
-    backend casts the new keys and values there), and compares the bit patterns of
-    ``query``, ``key`` and ``value`` before and after, token row by token row."""
+    """Runs ``forward`` on the sample batches of ``coverage.sample_specs`` (the first
+    four covering batches of all three request kinds, and the first with each declared
+    KV-cache dtype other than its model dtype, where a backend casts the new keys and
+    values) and compares the bit patterns of ``query``, ``key`` and ``value`` before
+    and after, token row by token row."""
     changed = []
-    covering = covering_specs(capabilities, ("prefill", "chunked", "decode"))
-    for spec in covering[:4] + cast_cache_specs(covering):
+    for spec in sample_specs(capabilities):
         backend = backend_for(platform, spec.selector)
         batch = build_batch(spec, backend, platform.torch_device(0))
         inputs = {"query": batch.query, "key": batch.key, "value": batch.value}
@@ -150,8 +161,7 @@ def test_output_written_in_place(platform, capabilities):
     backend = backend_for(platform, spec.selector)
     batch = build_batch(spec, backend, platform.torch_device(0))
     output = batch.new_output()
-    returned = make_impl(backend, spec).forward(batch.query.clone(), batch.key.clone(), batch.value.clone(),
-                                                batch.kv_cache.clone(), batch.metadata, output)
+    returned = make_impl(backend, spec).forward(*batch.inputs(), batch.kv_cache.clone(), batch.metadata, output)
     assert returned is output, "forward returned a new tensor instead of `output`"
     assert_close_to_oracle(output[: batch.num_tokens], run_oracle(batch), spec.tolerance_dtype,
                            "attention.forward.output_in_place")

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conformance.contract.attention import AttentionSelectorConfig
-from conformance.suites.attention.coverage import covering_specs
+from conformance.suites.attention.coverage import covering_specs, sample_specs
 from conformance.suites.attention.strategies import (
     SUITE_SETTINGS,
     assert_cache_written,
@@ -71,9 +71,19 @@ def test_cache_writes_on_covering_batches(platform, capabilities):
                lambda spec: _check_cache_writes(platform, spec), "attention.kv_cache.write")
 
 
-def _check_cache_writes(platform, spec) -> None:
+@pytest.mark.contract("attention.kv_cache.write")
+def test_cache_writes_from_fused_qkv_views(platform, capabilities):
+    """The same bitwise comparison on the sample batches of ``coverage.sample_specs``,
+    with ``key`` and ``value`` (and ``query``) views of one fused QKV projection, split
+    as vLLM's attention layer splits it (token stride the whole row)."""
+    check_each(sample_specs(capabilities), lambda spec: _check_cache_writes(platform, spec, fused_qkv=True),
+               "attention.kv_cache.write")
+
+
+def _check_cache_writes(platform, spec, **build) -> None:
+    """``build`` goes to ``build_batch``."""
     backend = backend_for(platform, spec.selector)
-    batch = build_batch(spec, backend, platform.torch_device(0))
+    batch = build_batch(spec, backend, platform.torch_device(0), **build)
     _, kv_cache = run_backend(backend, batch)
     assert_cache_written(kv_cache, batch)
 
