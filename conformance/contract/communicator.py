@@ -52,7 +52,9 @@ class DeviceCommunicatorBase(abc.ABC):
         (counted from the front, or from the back when negative), on every call of many
         in a row on one shape with new values each time; and a returned tensor keeps
         its value after later calls. Without ``dim``, ``all_gather(x)`` gathers along
-        the last dim, as ``all_gather(x, -1)`` does.
+        the last dim, as ``all_gather(x, -1)`` does. Its input may be a non-contiguous
+        view (a slice of a larger tensor, as an engine passes one), with the same
+        result.
         """
 
     @abc.abstractmethod
@@ -66,7 +68,8 @@ class DeviceCommunicatorBase(abc.ABC):
         front, or from the back when negative), on every call of many in a row on one
         shape with new values each time; and a returned tensor keeps its value after
         later calls. Without ``dim``, ``reduce_scatter(x)`` scatters along the last dim,
-        as ``reduce_scatter(x, -1)`` does.
+        as ``reduce_scatter(x, -1)`` does. Its input may be a non-contiguous view (a
+        slice of a larger tensor, as an engine passes one), with the same result.
         """
 
     @abc.abstractmethod
@@ -83,7 +86,9 @@ class DeviceCommunicatorBase(abc.ABC):
         in a row on one shape with new values each time; and a returned tensor keeps
         its value after later calls. Without ``dim``, ``gather(x, dst)`` concatenates
         along the last dim, as ``gather(x, dst, -1)`` does, and without ``dst`` as well,
-        ``gather(x)`` collects on rank 0, as ``gather(x, 0, -1)`` does.
+        ``gather(x)`` collects on rank 0, as ``gather(x, 0, -1)`` does. Its input may
+        be a non-contiguous view (a slice of a larger tensor, as an engine passes one),
+        with the same result.
         """
 
     @abc.abstractmethod
@@ -108,7 +113,9 @@ class DeviceCommunicatorBase(abc.ABC):
         ``recv(size, dtype, src)`` on the other deliver the tensor exactly, in the
         input's dtype and on its device (the receiver's), between every ordered pair of
         ranks, on every call of many in a row on one shape with new values each time;
-        and a returned tensor keeps its value after later calls.
+        and a returned tensor keeps its value after later calls. The tensor sent may be
+        a non-contiguous view (a slice of a larger tensor, as an engine passes one),
+        with the same result.
 
         Rule ``communicator.send_recv.default_peers``: without peers, ``send`` goes to
         the next rank and ``recv`` takes from the previous one (a ring).

@@ -101,6 +101,7 @@ CLAUSES: dict[str, tuple[tuple[str, ...], ...]] = {
         ("``all_gather(x, dim)`` returns every rank's", 'communicator.all_gather.dims'),
         ('and a returned tensor keeps', 'communicator.all_gather.dims'),
         ('Without ``dim``, ``all_gather(x)`` gathers', 'communicator/test_all_gather.py::test_all_gather_without_dim_gathers_along_the_last'),
+        ('may be a non-contiguous view', 'communicator/test_all_gather.py::test_all_gather_on_strided_views'),
     ),
     "communicator.all_reduce.sum": (
         ('``all_reduce`` returns the element-wise sum', 'communicator.all_reduce.sum'),
@@ -118,11 +119,13 @@ CLAUSES: dict[str, tuple[tuple[str, ...], ...]] = {
         ('``gather(x, dst, dim)`` returns the', 'communicator.gather.dst_only'),
         ('and a returned tensor keeps', 'communicator.gather.dst_only'),
         ('Without ``dim``, ``gather(x, dst)`` concatenates', 'communicator/test_gather.py::test_gather_without_dst_or_dim_collects_on_rank_zero_along_the_last'),
+        ('may be a non-contiguous view', 'communicator/test_gather.py::test_gather_on_strided_views'),
     ),
     "communicator.reduce_scatter.dims": (
         ('``reduce_scatter(x, dim)`` gives rank ``i``', 'communicator.reduce_scatter.dims'),
         ('and a returned tensor keeps', 'communicator.reduce_scatter.dims'),
         ('Without ``dim``, ``reduce_scatter(x)`` scatters', 'communicator/test_reduce_scatter.py::test_reduce_scatter_without_dim_scatters_along_the_last'),
+        ('may be a non-contiguous view', 'communicator/test_reduce_scatter.py::test_reduce_scatter_on_strided_views'),
     ),
     "communicator.send_recv.default_peers": (
         ('without peers, ``send`` goes to', 'communicator.send_recv.default_peers'),
@@ -130,6 +133,7 @@ CLAUSES: dict[str, tuple[tuple[str, ...], ...]] = {
     "communicator.send_recv.pairs": (
         ('``send(x, dst)`` on one rank', 'communicator.send_recv.pairs'),
         ('and a returned tensor keeps', 'communicator.send_recv.pairs'),
+        ('may be a non-contiguous view', 'communicator/test_send_recv.py::test_send_recv_on_strided_views'),
     ),
     "engine.generate.batch_invariance": (
         ('a request generates the same', 'engine.generate.batch_invariance'),

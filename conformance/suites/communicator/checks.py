@@ -45,6 +45,31 @@ def rank_input(rank: int, shape: tuple[int, ...], dtype: torch.dtype, salt: int 
     return ((index * 7 + rank * 13 + salt * 5) % 17 - 8).reshape(shape).to(dtype)
 
 
+class Layout(enum.Enum):
+    """How a check lays out the tensors it hands a collective."""
+
+    CONTIGUOUS = "contiguous"
+    #: Every other element along the last dim of a tensor twice as wide, whose other
+    #: elements hold ``GAP``: a view with gaps, as an engine passes a column slice of
+    #: its hidden states. It has no flat view, so a communicator that flattens with
+    #: ``view(-1)`` or hands ``data_ptr()`` to its transport as if it were contiguous
+    #: gets it wrong.
+    STRIDED_VIEW = "strided view"
+
+
+#: What the gaps of a ``Layout.STRIDED_VIEW`` hold: no rank's input holds it, so a
+#: result that read a gap is wrong.
+GAP = 99
+
+
+def laid_out(tensor: torch.Tensor, device: torch.device, layout: Layout) -> torch.Tensor:
+    """``tensor``'s values on ``device``, laid out as ``layout`` says."""
+    if layout is Layout.CONTIGUOUS:
+        return tensor.to(device)
+    wide = torch.full((*tensor.shape[:-1], 2 * tensor.shape[-1]), GAP, dtype=tensor.dtype, device=device)
+    return wide[..., ::2].copy_(tensor)
+
+
 def sum_of_inputs(world_size: int, shape, dtype, salt: int = 0) -> torch.Tensor:
     total = sum(rank_input(r, shape, torch.int32, salt) for r in range(world_size))
     return total.to(dtype)
@@ -137,19 +162,19 @@ def all_reduce(comm: DeviceCommunicatorBase, dtypes, shapes, iterations: int) ->
 
 
 def all_gather(comm: DeviceCommunicatorBase, dtypes, shapes, iterations: int,
-               arguments: Arguments = Arguments.GIVEN) -> list[str]:
+               arguments: Arguments = Arguments.GIVEN, layout: Layout = Layout.CONTIGUOUS) -> list[str]:
     problems, device = Problems(), comm.device
     for dtype, shape, salt in itertools.product(dtypes, shapes, range(iterations)):
         for passed, (dim,), label in _calls("all_gather", [(dim,) for dim in _dims(shape)], arguments):
             parts = [rank_input(r, shape, dtype, salt) for r in range(comm.world_size)]
-            got = comm.all_gather(rank_input(comm.rank, shape, dtype, salt).to(device), *passed)
+            got = comm.all_gather(laid_out(rank_input(comm.rank, shape, dtype, salt), device, layout), *passed)
             problems.expect_tensor(got, torch.cat(parts, dim), device,
-                                   f"all_gather {dtype} {shape} {label} #{salt}")
+                                   f"all_gather {dtype} {shape} {label} {layout.value} #{salt}")
     return problems.recheck()
 
 
 def reduce_scatter(comm: DeviceCommunicatorBase, dtypes, shapes, iterations: int,
-                   arguments: Arguments = Arguments.GIVEN) -> list[str]:
+                   arguments: Arguments = Arguments.GIVEN, layout: Layout = Layout.CONTIGUOUS) -> list[str]:
     problems, device = Problems(), comm.device
     for dtype, base, salt in itertools.product(dtypes, shapes, range(iterations)):
         for passed, (dim,), label in _calls("reduce_scatter", [(dim,) for dim in _dims(base)], arguments):
@@ -157,21 +182,21 @@ def reduce_scatter(comm: DeviceCommunicatorBase, dtypes, shapes, iterations: int
             shape[dim] *= comm.world_size
             total = sum_of_inputs(comm.world_size, tuple(shape), dtype, salt)
             expected = total.chunk(comm.world_size, dim)[comm.rank].contiguous()
-            got = comm.reduce_scatter(rank_input(comm.rank, tuple(shape), dtype, salt).to(device),
+            got = comm.reduce_scatter(laid_out(rank_input(comm.rank, tuple(shape), dtype, salt), device, layout),
                                       *passed)
             problems.expect_tensor(got, expected, device,
-                                   f"reduce_scatter {dtype} {tuple(shape)} {label} #{salt}")
+                                   f"reduce_scatter {dtype} {tuple(shape)} {label} {layout.value} #{salt}")
     return problems.recheck()
 
 
 def gather(comm: DeviceCommunicatorBase, dtypes, shapes, iterations: int,
-           arguments: Arguments = Arguments.GIVEN) -> list[str]:
+           arguments: Arguments = Arguments.GIVEN, layout: Layout = Layout.CONTIGUOUS) -> list[str]:
     problems, device = Problems(), comm.device
     for dtype, shape, salt in itertools.product(dtypes, shapes, range(iterations)):
         explicit = itertools.product(range(comm.world_size), _dims(shape))
         for passed, (dst, dim), label in _calls("gather", explicit, arguments):
-            got = comm.gather(rank_input(comm.rank, shape, dtype, salt).to(device), *passed)
-            what = f"gather {dtype} {shape} {label} #{salt}"
+            got = comm.gather(laid_out(rank_input(comm.rank, shape, dtype, salt), device, layout), *passed)
+            what = f"gather {dtype} {shape} {label} {layout.value} #{salt}"
             if comm.rank == dst:
                 parts = [rank_input(r, shape, dtype, salt) for r in range(comm.world_size)]
                 problems.expect_tensor(got, torch.cat(parts, dim), device, what)
@@ -196,7 +221,8 @@ def broadcast(comm: DeviceCommunicatorBase, dtypes, sizes, iterations: int,
     return problems.recheck()
 
 
-def send_recv_pairs(comm: DeviceCommunicatorBase, dtypes, shape, iterations: int) -> list[str]:
+def send_recv_pairs(comm: DeviceCommunicatorBase, dtypes, shape, iterations: int,
+                    layout: Layout = Layout.CONTIGUOUS) -> list[str]:
     problems = Problems()
     # Every rank walks the same list of pairs, so sends and receives line up.
     for dtype, salt, (src, dst) in itertools.product(
@@ -204,10 +230,11 @@ def send_recv_pairs(comm: DeviceCommunicatorBase, dtypes, shape, iterations: int
     ):
         payload = rank_input(src, shape, dtype, salt=dst + salt * comm.world_size)
         if comm.rank == src:
-            comm.send(payload.to(comm.device), dst)
+            comm.send(laid_out(payload, comm.device, layout), dst)
         elif comm.rank == dst:
             got = comm.recv(torch.Size(shape), dtype, src)
-            problems.expect_tensor(got, payload, comm.device, f"recv {dtype} from {src} to {dst} #{salt}")
+            problems.expect_tensor(got, payload, comm.device,
+                                   f"recv {dtype} from {src} to {dst}, sent {layout.value} #{salt}")
     return problems.recheck()
 
 

@@ -5,6 +5,8 @@ import pytest
 from conformance.suites.communicator import checks
 
 SHAPES = [(1,), (5,), (3, 4), (2, 3, 4), (4, 1, 3), ((1 << 16) + 3,)]
+#: Small 1- to 3-D shapes, for the calls on views.
+VIEW_SHAPES = [(5,), (3, 4), (2, 3, 4)]
 
 
 @pytest.mark.contract("communicator.all_gather.dims")
@@ -32,3 +34,13 @@ def test_all_gather_without_dim_gathers_along_the_last(ranks, dtypes):
     ranks' inputs along dim ``-1``, and again after all calls."""
     checks.assert_no_problems(ranks.run(checks.all_gather, dtypes, checks.DEFAULT_DIM_SHAPES, 1,
                                         checks.Arguments.DEFAULTS_LEFT_OUT))
+
+
+@pytest.mark.contract("communicator.all_gather.dims")
+def test_all_gather_on_strided_views(ranks, dtypes):
+    """Shapes ``(5,)``, ``(3, 4)`` and ``(2, 3, 4)`` along every dim in every declared
+    dtype, each rank's input every other element of a tensor twice as wide along its
+    last dim (a view with gaps, as an engine passes a column slice); compared exactly
+    with ``torch.cat`` of all ranks' inputs, and again after all calls."""
+    checks.assert_no_problems(ranks.run(checks.all_gather, dtypes, VIEW_SHAPES, 1, checks.Arguments.GIVEN,
+                                        checks.Layout.STRIDED_VIEW))

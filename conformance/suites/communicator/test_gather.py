@@ -33,3 +33,14 @@ def test_gather_without_dst_or_dim_collects_on_rank_zero_along_the_last(ranks, d
     the results again after all calls."""
     checks.assert_no_problems(ranks.run(checks.gather, dtypes, checks.DEFAULT_DIM_SHAPES, 1,
                                         checks.Arguments.DEFAULTS_LEFT_OUT))
+
+
+@pytest.mark.contract("communicator.gather.dst_only")
+def test_gather_on_strided_views(ranks, dtypes):
+    """Shapes ``(6,)`` and ``(2, 3)`` to every dst along every dim in every declared
+    dtype, each rank's input every other element of a tensor twice as wide along its
+    last dim (a view with gaps, as an engine passes a column slice); rank ``dst``'s
+    result compared exactly with the concatenation, the others' with ``None``, and the
+    results again after all calls."""
+    checks.assert_no_problems(ranks.run(checks.gather, dtypes, [(6,), (2, 3)], 1, checks.Arguments.GIVEN,
+                                        checks.Layout.STRIDED_VIEW))

@@ -6,6 +6,8 @@ from conformance.suites.communicator import checks
 
 #: Shapes per rank; the dim being scattered is scaled by the world size.
 SHAPES = [(1,), (5,), (3, 4), (2, 3, 4), ((1 << 16) + 3,)]
+#: Small 1- to 3-D shapes, for the calls on views.
+VIEW_SHAPES = [(5,), (3, 4), (2, 3, 4)]
 
 
 @pytest.mark.contract("communicator.reduce_scatter.dims")
@@ -33,3 +35,14 @@ def test_reduce_scatter_without_dim_scatters_along_the_last(ranks, dtypes):
     its chunk along dim ``-1`` of the host's sum, and again after all calls."""
     checks.assert_no_problems(ranks.run(checks.reduce_scatter, dtypes, checks.DEFAULT_DIM_SHAPES, 1,
                                         checks.Arguments.DEFAULTS_LEFT_OUT))
+
+
+@pytest.mark.contract("communicator.reduce_scatter.dims")
+def test_reduce_scatter_on_strided_views(ranks, dtypes):
+    """Per-rank shapes ``(5,)``, ``(3, 4)`` and ``(2, 3, 4)`` scaled by the world size
+    along every dim, in every declared dtype, each rank's input every other element of
+    a tensor twice as wide along its last dim (a view with gaps, as an engine passes a
+    column slice); compared exactly with its chunk of the host's sum, and again after
+    all calls."""
+    checks.assert_no_problems(ranks.run(checks.reduce_scatter, dtypes, VIEW_SHAPES, 1,
+                                        checks.Arguments.GIVEN, checks.Layout.STRIDED_VIEW))

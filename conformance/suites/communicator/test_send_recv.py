@@ -36,3 +36,13 @@ def test_send_recv_default_peers_form_a_ring(ranks, dtypes):
     the previous rank's input."""
     _needs_pairs(ranks)
     checks.assert_no_problems(ranks.run(checks.send_recv_ring, dtypes, (17,)))
+
+
+@pytest.mark.contract("communicator.send_recv.pairs")
+def test_send_recv_on_strided_views(ranks, dtypes):
+    """Skipped for a world of one; every ordered pair of ranks sends a ``(3, 5)`` tensor
+    that is every other element of a ``(3, 10)`` one (a view with gaps, as an engine
+    passes a column slice), in every declared dtype; the receiver compares it exactly
+    with the sender's input, and again after all calls."""
+    _needs_pairs(ranks)
+    checks.assert_no_problems(ranks.run(checks.send_recv_pairs, dtypes, (3, 5), 1, checks.Layout.STRIDED_VIEW))
