@@ -217,6 +217,13 @@ BROKEN = {
         "communicator",
         {"communicator.reduce_scatter.dims"},
     ),
+    "contiguous_assuming_collectives": (
+        "kit_test_plugins.communicator:ContiguousAssumingCollectivesPlatform.plugin",
+        "communicator",
+        # Right on tensors of their own: only the calls on strided views see it.
+        {"communicator.all_gather.dims", "communicator.reduce_scatter.dims",
+         "communicator.gather.dst_only", "communicator.send_recv.pairs"},
+    ),
     "every_rank_gather": (
         "kit_test_plugins.communicator:EveryRankGatherPlatform.plugin",
         "communicator",
@@ -301,6 +308,11 @@ BROKEN.update({
         "kit_test_plugins.attention:QueryScaledInPlacePlatform.plugin", "attention",
         # Its outputs are right: the oracle sees the query as it was given.
         {"attention.forward.inputs_unchanged"}),
+    "attention_contiguous_strides": (
+        "kit_test_plugins.attention:ContiguousStridesPlatform.plugin", "attention",
+        # Right on tensors of their own: only the batches of fused QKV views see it,
+        # in the output and in the cache.
+        {"attention.forward.mixed", "attention.kv_cache.write"}),
     "attention_stale_plan": (
         "kit_test_plugins.attention:StalePlanPlatform.plugin", "attention",
         # Every other test builds one impl per batch; only a kept impl replays a plan.

@@ -174,6 +174,18 @@ class Bf16StagedCacheWriteImpl(CpuAttentionImpl):
         super().write_kv(key, value, kv_cache, slot_mapping)
 
 
+class ContiguousStridesImpl(CpuAttentionImpl):
+    """Reads ``query``, ``key`` and ``value`` with the strides of contiguous tensors of
+    their shapes (as a kernel indexing ``token * heads * head_size`` from the data
+    pointer does): right on tensors of their own, wrong on views of one fused QKV
+    projection, whose token stride is the whole row."""
+
+    def forward(self, query, key, value, kv_cache, metadata, output):
+        query, key, value = (torch.as_strided(t, t.shape, (t.shape[1] * t.shape[2], t.shape[2], 1))
+                             for t in (query, key, value))
+        return super().forward(query, key, value, kv_cache, metadata, output)
+
+
 class StalePlanImpl(CpuAttentionImpl):
     """Plans a batch once per request count (as kernels captured per batch shape
     are) and replays that plan whenever the count comes back: the second decode step
@@ -261,6 +273,7 @@ OffByOneSlotBackend, OffByOneSlotPlatform = _broken(OffByOneSlotImpl)
 IgnoredSlidingWindowBackend, IgnoredSlidingWindowPlatform = _broken(IgnoredSlidingWindowImpl)
 Fp16AccumulationBackend, Fp16AccumulationPlatform = _broken(Fp16AccumulationImpl)
 UnwrittenCacheBackend, UnwrittenCachePlatform = _broken(UnwrittenCacheImpl)
+ContiguousStridesBackend, ContiguousStridesPlatform = _broken(ContiguousStridesImpl)
 StalePlanBackend, StalePlanPlatform = _broken(StalePlanImpl)
 ShapeKeyedPlanBackend, ShapeKeyedPlanPlatform = _broken(ShapeKeyedPlanImpl)
 TailReadingBackend, TailReadingPlatform = _broken(TailReadingImpl)

@@ -136,6 +136,33 @@ class ReplayedCollectives(TorchDistributedCommunicator):
         super().send(self._input("send", tensor, dst), dst)
 
 
+def _as_if_contiguous(tensor):
+    """``tensor``'s memory read as a transport handed ``data_ptr()`` and ``numel()``
+    reads it: the first ``numel()`` elements from its start, in order, as if it were
+    contiguous. The same tensor where it is; other elements where it is a view with
+    gaps."""
+    return torch.as_strided(tensor, (tensor.numel(),), (1,)).view(tensor.shape)
+
+
+class ContiguousAssumingCollectives(TorchDistributedCommunicator):
+    """Hands every collective's input to its transport as if contiguous (the flat
+    buffer ``_as_if_contiguous`` makes): right on tensors of their own, wrong on a
+    slice of a larger one. Not all_reduce and broadcast: torch's gloo transport
+    already reads their inputs so, the reference's too."""
+
+    def all_gather(self, tensor, dim=-1):
+        return super().all_gather(_as_if_contiguous(tensor), dim)
+
+    def reduce_scatter(self, tensor, dim=-1):
+        return super().reduce_scatter(_as_if_contiguous(tensor), dim)
+
+    def gather(self, tensor, dst=0, dim=-1):
+        return super().gather(_as_if_contiguous(tensor), dst, dim)
+
+    def send(self, tensor, dst=None):
+        super().send(_as_if_contiguous(tensor), dst)
+
+
 class FirstDimReduceScatter(TorchDistributedCommunicator):
     def reduce_scatter(self, tensor, dim=-1):
         return super().reduce_scatter(tensor, 0)
@@ -212,6 +239,7 @@ LocalAllReducePlatform = _platform(LocalAllReduce)
 ReplayedAllReducePlatform = _platform(ReplayedAllReduce)
 ReversedAllGatherPlatform = _platform(ReversedAllGather)
 FirstDimReduceScatterPlatform = _platform(FirstDimReduceScatter)
+ContiguousAssumingCollectivesPlatform = _platform(ContiguousAssumingCollectives)
 StagingBufferAllGatherPlatform = _platform(StagingBufferAllGather)
 StagingBufferCollectivesPlatform = _platform(StagingBufferCollectives)
 ReplayedCollectivesPlatform = _platform(ReplayedCollectives)
