@@ -130,12 +130,29 @@ def run_suite(component: Component, source: str, limit_s: float | None) -> Outco
     return Outcome(True, how, seconds)
 
 
-def load_equivalents() -> set[tuple[str, int, str]]:
-    """(component, line, change) of each survivor shown to change nothing observable."""
+@dataclasses.dataclass(frozen=True)
+class Equivalents:
+    """Survivors shown to change nothing observable: single changes ``(component,
+    line, change)``, and whole spans of lines ``(component, first, last)`` where every
+    change does (code that only picks between correct paths, or that no plugin
+    reaches)."""
+
+    changes: frozenset[tuple[str, int, str]] = frozenset()
+    spans: tuple[tuple[str, int, int], ...] = ()
+
+    def __contains__(self, survivor: tuple[str, int, str]) -> bool:
+        component, line, _ = survivor
+        return survivor in self.changes or any(
+            name == component and first <= line <= last for name, first, last in self.spans)
+
+
+def load_equivalents() -> Equivalents:
     if not EQUIVALENTS.exists():
-        return set()
+        return Equivalents()
     entries = tomllib.loads(EQUIVALENTS.read_text())["equivalent"]
-    return {(entry["component"], entry["line"], entry["change"]) for entry in entries}
+    return Equivalents(
+        frozenset((e["component"], e["line"], e["change"]) for e in entries if "line" in e),
+        tuple((e["component"], *e["lines"]) for e in entries if "lines" in e))
 
 
 def _source_of(module: str) -> tuple[Path, str]:
@@ -179,7 +196,7 @@ def main() -> int:
 
 
 def _score(name: str, component: Component, source: str, chosen: list[Mutant], where: str,
-           equivalents: set) -> tuple[list, list[str]]:
+           equivalents: Equivalents) -> tuple[list, list[str]]:
     baseline = run_suite(component, source, None)
     if baseline.killed:
         print(f"{name}: the unmutated copy does not pass ({baseline.how}); its mutants are not run",

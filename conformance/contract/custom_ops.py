@@ -18,10 +18,12 @@ Rule ``platform.custom_ops.importable``: when ``custom_ops_module`` is set, the 
 imports, defines at least one of ``OPS``, and each one it defines is callable.
 
 Rule ``platform.custom_ops.match_reference``: each op the module defines equals the
-engine's torch layer in every declared dtype, at decode and prefill row counts:
+engine's torch layer in every declared dtype, at the row counts of a decode of one
+request, of a few and of a prefill, on activations packed or as views whose rows lie
+further apart than their width (as the query and key of a fused QKV projection do):
 ``rms_norm`` with and without the fused residual add (and the residual updated in
 place to ``x + residual``), ``rotary_embedding`` at scattered positions,
-``silu_and_mul``, and ``linear``; each returns its result in the input's dtype and
+``silu_and_mul``, and ``linear`` (its ``x`` with any number of leading dims); each returns its result in the input's dtype and
 on its device; a call that repeats an earlier call's shapes with new values gives the
 new result; each leaves its inputs as they were (``rms_norm``'s residual aside); and
 a returned tensor keeps its value after later calls.

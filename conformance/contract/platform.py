@@ -174,7 +174,8 @@ class Platform(abc.ABC):
 
         Rule ``platform.runtime.mem_get_info``: ``mem_get_info()`` is ``(free, total)``
         with 0 <= free <= total, and total is ``get_device_total_memory()``, which
-        is positive.
+        is positive; both are bytes: the total is at least the size of a tensor the
+        device holds while it is read.
         """
 
     @classmethod
@@ -207,10 +208,10 @@ class Platform(abc.ABC):
         Rule ``platform.runtime.events``: after its own ``synchronize()`` a recorded
         event's ``query()`` is True; with timing enabled, ``elapsed_time`` between
         events recorded in order is a non-negative number, and ordered (a later end
-        event never reports less time than an earlier one).
-
-        ``elapsed_time`` is in milliseconds, as torch's is; the suites do not time the
-        device, so nothing checks the unit.
+        event never reports less time than an earlier one); it is in milliseconds, as
+        torch's is: between two events recorded on an idle device around a host wait
+        of ``w`` ms, at least ``w / 2`` and at most twice the time the host measured
+        from the first record to the second event's completion.
         """
 
     @classmethod

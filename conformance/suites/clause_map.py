@@ -223,9 +223,11 @@ CLAUSES: dict[str, tuple[tuple[str, ...], ...]] = {
     "platform.runtime.events": (
         ('after its own ``synchronize()`` a', 'platform.runtime.events'),
         ('with timing enabled, ``elapsed_time`` between', 'platform.runtime.events'),
+        ('it is in milliseconds, as', 'platform/test_runtime.py::test_event_timing_is_in_milliseconds'),
     ),
     "platform.runtime.mem_get_info": (
         ('``mem_get_info()`` is ``(free, total)`` with', 'platform.runtime.mem_get_info'),
+        ('both are bytes: the total', 'platform.runtime.mem_get_info'),
     ),
     "platform.runtime.memory": (
         ('``memory_allocated()`` grows by at least', 'platform.runtime.memory'),

@@ -25,7 +25,7 @@ GOOD_IN_SUITES = {
 #: How many broken plugins of each suite share one child process in the catalogue's
 #: tests: about a minute of one core per batch, so that under ``-n 2`` no batch is
 #: left running alone at the end.
-BATCH_SIZE = {"platform": 14, "attention": 4, "communicator": 5, "worker": 4, "engine": 4}
+BATCH_SIZE = {"platform": 16, "attention": 4, "communicator": 5, "worker": 4, "engine": 4}
 
 #: Broken plugins: entry point, the suite that must catch it, and exactly the
 #: contracts that suite must fail.
@@ -43,7 +43,8 @@ BROKEN = {
         {"platform.identity.device_type", "platform.identity.dispatch_key",
          "platform.capabilities.dtypes_compute", "platform.runtime.synchronize",
          "platform.runtime.events", "platform.runtime.memory", "platform.runtime.seeding",
-         "platform.runtime.current_device", "platform.custom_ops.match_reference"},
+         "platform.runtime.current_device", "platform.runtime.mem_get_info",
+         "platform.custom_ops.match_reference"},
     ),
     "stale_residual_ops": (
         "kit_test_plugins.custom_ops:StaleResidualPlatform.plugin",
@@ -72,6 +73,18 @@ BROKEN = {
         "kit_test_plugins.in_place_ops:InPlaceRmsNormPlatform.plugin",
         "platform",
         # Its results are right: only the comparison of the inputs sees it.
+        {"platform.custom_ops.match_reference"},
+    ),
+    "packed_rows_ops": (
+        "kit_test_plugins.packed_rows_ops:PackedRowsPlatform.plugin",
+        "platform",
+        # Right on packed rows: only the views with strided rows see it.
+        {"platform.custom_ops.match_reference"},
+    ),
+    "flat_linear_ops": (
+        "kit_test_plugins.flat_linear_ops:FlatLinearPlatform.plugin",
+        "platform",
+        # Right on [tokens, hidden]: only the [2, rows, hidden] input sees it.
         {"platform.custom_ops.match_reference"},
     ),
     "missing_ops_module": (
@@ -109,6 +122,18 @@ BROKEN = {
         "kit_test_plugins.runtime:UnseededPlatform.plugin",
         "platform",
         {"platform.runtime.seeding"},
+    ),
+    "kilobyte_memory_info": (
+        "kit_test_plugins.runtime:KilobyteMemoryInfoPlatform.plugin",
+        "platform",
+        # Consistent and positive: only the total against a tensor's size sees the unit.
+        {"platform.runtime.mem_get_info"},
+    ),
+    "seconds_event": (
+        "kit_test_plugins.runtime:SecondsEventPlatform.plugin",
+        "platform",
+        # Ordered and non-negative: only the host's wait sees the unit.
+        {"platform.runtime.events"},
     ),
     "stuck_event": (
         "kit_test_plugins.runtime:StuckEventPlatform.plugin",

@@ -21,12 +21,19 @@ from conformance.suites.support import not_supported
 #: (rtol, atol) per dtype: one rounding of the result either way, and in fp32 a
 #: different summation order.
 TOLERANCE = {torch.float32: (1e-4, 1e-5), torch.bfloat16: (2e-2, 2e-2), torch.float16: (2e-3, 2e-3)}
-#: Rows as a decode (1) and a prefill (37) have; sizes not multiples of a vector width.
-ROWS = (1, 37)
+#: Rows as a decode of one request (1), a decode of a few (5) and a prefill (37) have:
+#: sizes not multiples of a vector width, each side of the few rows a decode kernel takes.
+ROWS = (1, 5, 37)
 #: Rounds of the same shapes with new values: a kernel that keeps a result, a buffer
 #: or a prepacked weight per shape sees each shape again.
 ROUNDS = 3
 HIDDEN, INTERMEDIATE, OUTPUT = 200, 152, 97
+#: How the engine hands an op its activations: packed, or as a view whose rows lie
+#: further apart than their width (the query and key of a fused QKV projection).
+LAYOUTS = ("packed rows", "strided rows")
+#: Elements between one strided row's end and the next row's start: NaN, so a kernel
+#: that reads a view's rows as packed reads some of them.
+ROW_GAP = 7
 
 
 def _custom_ops(platform) -> dict:
@@ -34,6 +41,18 @@ def _custom_ops(platform) -> dict:
         not_supported("custom_ops_module is None: the engine uses its torch layers")
     module = importlib.import_module(platform.custom_ops_module)
     return {name: getattr(module, name) for name in OPS if hasattr(module, name)}
+
+
+def _laid_out(x: torch.Tensor, layout: str) -> torch.Tensor:
+    """``x``'s values in ``layout``: packed as drawn, or as a view of the first columns of
+    a buffer whose rows are ``ROW_GAP`` elements wider, as a fused projection leaves its
+    slices."""
+    if layout == "packed rows":
+        return x
+    width = x[0].numel()
+    wide = torch.full((x.shape[0], width + ROW_GAP), float("nan"), dtype=x.dtype, device=x.device)
+    wide[:, :width] = x.reshape(x.shape[0], width)
+    return wide[:, :width].view(x.shape)
 
 
 def _check(name: str, actual: torch.Tensor, expected: torch.Tensor, dtype: torch.dtype) -> None:
@@ -57,23 +76,28 @@ def test_custom_ops_module_imports(platform):
 
 @pytest.mark.contract("platform.custom_ops.match_reference")
 def test_custom_ops_match_the_torch_layers(platform, capabilities, device):
-    """Seeded random inputs of 1 and 37 rows, odd widths, every declared dtype (and,
+    """Seeded random inputs of 1, 5 and 37 rows, odd widths, every declared dtype (and,
     for ``rotary_embedding``, every declared head size), three rounds of the same
-    shapes with new values: each defined op (and ``rms_norm``'s in-place residual)
-    against the reference layer's ``forward_native`` or ``F.linear``, per-dtype
-    tolerance; every other input compared bitwise before and after the call, and every
-    returned tensor again after the last call."""
+    shapes with new values, each activation once packed and once as a view with
+    strided rows (``linear``'s also as ``[2, rows, hidden]``): each defined op (and
+    ``rms_norm``'s in-place residual) against the reference layer's
+    ``forward_native`` or ``F.linear``, per-dtype tolerance; every other input
+    compared bitwise before and after the call, and every returned tensor again after
+    the last call."""
     ops, calls = _custom_ops(platform), _Calls()
     gen = torch.Generator().manual_seed(0)
-    for dtype, round_, rows in itertools.product(capabilities.dtypes, range(ROUNDS), ROWS):
+    for dtype, round_, rows, layout in itertools.product(capabilities.dtypes, range(ROUNDS), ROWS, LAYOUTS):
         def rand(*shape, dtype=dtype):
             return torch.randn(*shape, generator=gen).to(device, dtype)
 
-        where = f"{dtype}, {rows} rows, round {round_ + 1}"
+        def activation(*shape, layout=layout):
+            return _laid_out(rand(*shape), layout)
+
+        where = f"{dtype}, {rows} {layout}, round {round_ + 1}"
         if "rms_norm" in ops:
             norm = RMSNorm(HIDDEN, 1e-6).to(device, dtype)
             norm.weight.copy_(rand(HIDDEN))
-            x, residual = rand(rows, HIDDEN), rand(rows, HIDDEN)
+            x, residual = activation(rows, HIDDEN), rand(rows, HIDDEN)
             calls.check(f"rms_norm ({where})", ops["rms_norm"], (x, norm.weight, norm.eps),
                         norm.forward_native(x), dtype)
             expected, expected_residual = norm.forward_native(x, residual.clone())
@@ -83,16 +107,18 @@ def test_custom_ops_match_the_torch_layers(platform, capabilities, device):
         for head_size in capabilities.head_sizes if "rotary_embedding" in ops else ():
             rope = RotaryEmbedding(head_size, 4096, 10000.0).to(device)
             positions = torch.randint(0, 4096, (rows,), generator=gen).to(device)
-            x = rand(rows, 3, head_size)
+            x = activation(rows, 3, head_size)
             calls.check(f"rotary_embedding ({where}, head size {head_size})", ops["rotary_embedding"],
                         (positions, x, rope.cos, rope.sin), rope.forward_native(positions, x), dtype)
         if "silu_and_mul" in ops:
-            x = rand(rows, 2 * INTERMEDIATE)
+            x = activation(rows, 2 * INTERMEDIATE)
             calls.check(f"silu_and_mul ({where})", ops["silu_and_mul"], (x,),
                         SiluAndMul().forward_native(x), dtype)
         if "linear" in ops:
-            x, weight = rand(rows, HIDDEN), rand(OUTPUT, HIDDEN) / HIDDEN**0.5
-            calls.check(f"linear ({where})", ops["linear"], (x, weight), F.linear(x, weight), dtype)
+            weight = rand(OUTPUT, HIDDEN) / HIDDEN**0.5
+            for x in (activation(rows, HIDDEN), activation(2, rows, HIDDEN)):
+                calls.check(f"linear ({where}, x {tuple(x.shape)})", ops["linear"], (x, weight),
+                            F.linear(x, weight), dtype)
     calls.recheck()
 
 

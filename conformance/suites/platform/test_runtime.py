@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import time
 
 import pytest
 import torch
@@ -70,6 +71,32 @@ def test_event_timing_is_ordered(platform, device):
     assert 0.0 <= first <= total, f"elapsed times not ordered: {first} ms, {total} ms"
 
 
+#: The host's wait between two timing events: long against a device's timer resolution
+#: and the cost of recording, short against the suite.
+_HOST_WAIT_MS = 50.0
+
+
+@pytest.mark.contract("platform.runtime.events")
+def test_event_timing_is_in_milliseconds(platform):
+    """On an idle device (after ``synchronize()``), records a timing event, waits
+    ``_HOST_WAIT_MS`` on the host, records another and synchronizes on it:
+    ``elapsed_time`` must be at least half the wait and at most twice the host's own
+    measure from the first record to the second event's completion (a bound from the
+    same run, so a loaded machine stretches both alike)."""
+    start, end = platform.Event(enable_timing=True), platform.Event(enable_timing=True)
+    platform.synchronize()
+    host_started = time.perf_counter()
+    start.record()
+    time.sleep(_HOST_WAIT_MS / 1000)
+    end.record()
+    end.synchronize()
+    host_ms = (time.perf_counter() - host_started) * 1000
+    elapsed = start.elapsed_time(end)
+    assert _HOST_WAIT_MS / 2 <= elapsed <= 2 * host_ms, (
+        f"elapsed_time is {elapsed!r} across a {_HOST_WAIT_MS:g} ms wait that the host measured as "
+        f"{host_ms:.1f} ms: not milliseconds")
+
+
 @pytest.mark.contract("platform.runtime.memory")
 def test_memory_allocated_follows_allocations(platform, device):
     """Allocates a 64 MiB tensor between synchronized reads of ``memory_allocated``:
@@ -97,12 +124,16 @@ def test_memory_allocated_follows_allocations(platform, device):
 
 @pytest.mark.contract("platform.runtime.mem_get_info")
 def test_mem_get_info_is_consistent(platform):
-    """Reads ``mem_get_info`` and ``get_device_total_memory`` for device 0 and compares
-    them: bounds on free, and the two totals equal and positive."""
+    """Reads ``mem_get_info`` and ``get_device_total_memory`` for device 0 while a
+    64 MiB tensor lives on it and compares them: bounds on free, the two totals equal
+    and positive, and the total at least the tensor's size (bytes, not kB or MiB)."""
     index = 0
+    probe = torch.ones(_PROBE_BYTES // 4, dtype=torch.float32, device=platform.torch_device(index))
     free, total = platform.mem_get_info(index)
     assert 0 <= free <= total, f"free={free} total={total}"
     assert total == platform.get_device_total_memory(index) > 0
+    assert total >= probe.nbytes, (
+        f"total memory {total} is less than the {probe.nbytes}-byte tensor the device holds: not bytes")
 
 
 @pytest.mark.contract("platform.runtime.seeding")

@@ -16,6 +16,38 @@ class OverstatedFreeMemoryPlatform(TestPlatform):
         return total + 1, total
 
 
+class KilobyteMemoryInfoPlatform(TestPlatform):
+    """Reports memory in kB, as ``/proc/meminfo`` and many vendor runtimes count it."""
+
+    @classmethod
+    def get_device_total_memory(cls, device_id: int = 0) -> int:
+        return super().get_device_total_memory(device_id) // 1024
+
+    @classmethod
+    def mem_get_info(cls, device_id: int = 0) -> tuple[int, int]:
+        free, total = super().mem_get_info(device_id)
+        return free // 1024, total // 1024
+
+
+class _SecondsEvent:
+    """Times in seconds, as ``time.perf_counter`` does: ordered and non-negative."""
+
+    def __init__(self, event) -> None:
+        self._event = event
+
+    def __getattr__(self, name):
+        return getattr(self._event, name)
+
+    def elapsed_time(self, end_event) -> float:
+        return self._event.elapsed_time(end_event._event) / 1000
+
+
+class SecondsEventPlatform(TestPlatform):
+    @classmethod
+    def Event(cls, enable_timing: bool = False):
+        return _SecondsEvent(super().Event(enable_timing))
+
+
 class UnseededPlatform(TestPlatform):
     @classmethod
     def manual_seed_all(cls, seed: int) -> None:
