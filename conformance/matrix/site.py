@@ -37,7 +37,9 @@ class SiteError(Exception):
 def matrix_json(matrix: Matrix, platform_digests: dict[str, str]) -> str:
     """``matrix.json``: the model but each column's cells and each line's history,
     which are in the line's ``platforms/ID.json``, named on its column with its sha256,
-    so a signature over this file covers them too."""
+    so a signature over this file covers them too. Compact, as the platforms' files
+    are: it is written on every build, and indenting takes ``json``'s pure-Python
+    encoder, a sixth of a one-record rebuild of 10,000 records."""
     document = {name: codec.to_data(getattr(matrix, name)) for name in codec.field_names(Matrix)
                 if name not in ("columns", "histories")}
     document["columns"] = [{**{name: codec.to_data(getattr(column, name)) for name in codec.field_names(Column)
@@ -45,7 +47,7 @@ def matrix_json(matrix: Matrix, platform_digests: dict[str, str]) -> str:
                             "file": platform_file(column.id),
                             "sha256": platform_digests[platform_file(column.id)]}
                            for column in matrix.columns]
-    return json.dumps(document, indent=1, ensure_ascii=False) + "\n"
+    return json.dumps(document, ensure_ascii=False, separators=(",", ":")) + "\n"
 
 
 def platform_file(column_id: str) -> str:
