@@ -79,14 +79,14 @@ def build_matrix(paths: Iterable[str | os.PathLike], *, now: datetime.datetime |
                  for line in ordered}
         common = [renderer_digest(), window, [(c.id, c.rule, c.required) for c in contracts]]
         keys = {grid.column_id(*line): _line_key(lines[line], stale[line], now, common) for line in ordered}
-        cached = records_index.cached_lines(keys)
+        cached = records_index.cached_outlines(records_index.cached_lines(keys))
         records_index.load_extras([lines[line][-1] for line in ordered if grid.column_id(*line) not in cached])
 
         columns, histories, capability_cells, run_scripts, platform_files = [], [], [], {}, {}
         for line in ordered:
             runs, column_id = lines[line], grid.column_id(*line)
             if column_id in cached:
-                outline, run_scripts[column_id] = records_index.cached_outline(column_id)
+                outline, run_scripts[column_id] = cached[column_id]
                 column, line_history = codec.column_from(outline["column"]), codec.history_from(outline["history"])
                 line_capabilities = codec.capability_cells_from(outline["capabilities"])
             else:
@@ -106,7 +106,7 @@ def build_matrix(paths: Iterable[str | os.PathLike], *, now: datetime.datetime |
                 run_scripts[column_id] = runs_script(line_history, {d[:12]: o for d, o in outcomes.items()})
                 platform_files[column_id] = platform_data(column, line_history)
                 records_index.keep_line(column_id, keys[column_id], platform_files[column_id],
-                                        json.dumps({"column": codec.to_data(codec.outline(column)),
+                                        json.dumps({"column": codec.outline_data(column),
                                                     "history": codec.to_data(codec.history_outline(line_history)),
                                                     "capabilities": codec.to_data(line_capabilities)}),
                                         run_scripts[column_id])

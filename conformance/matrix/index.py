@@ -174,7 +174,7 @@ class RecordIndex:
             "SELECT path, within_folder, size, mtime_ns, keyrings, judged_at, dated_waivers FROM files"
             " WHERE rejection IS NULL")}
         now = _utc(judging.now)
-        keyring_digests: dict[Path, str] = {}
+        keyring_digests: dict[tuple[str, Path | None], str] = {}
         stamps, to_judge = {}, []
         for path, within in found.records:
             stamp = _stamp(path, within, keyring_digests)
@@ -260,11 +260,12 @@ class RecordIndex:
         return {column_id for column_id, key in self.db.execute("SELECT column_id, line_key FROM line_cache")
                 if keys.get(column_id) == key}
 
-    def cached_outline(self, column_id: str) -> tuple[dict, str]:
-        """A line's kept (outline data, runs script)."""
-        outline, script = self.db.execute("SELECT outline, runs_script FROM line_cache WHERE column_id = ?",
-                                          (column_id,)).fetchone()
-        return json.loads(outline), script
+    def cached_outlines(self, column_ids: Iterable[str]) -> dict[str, tuple[dict, str]]:
+        """Lines' kept (outline data, runs script), by column id: read in one query,
+        as a one-record rebuild reads hundreds of them."""
+        wanted = set(column_ids)
+        return {column_id: (json.loads(outline), script) for column_id, outline, script in self.db.execute(
+                    "SELECT column_id, outline, runs_script FROM line_cache") if column_id in wanted}
 
     def cached_model(self, column_id: str) -> str:
         """A line's kept model, whole: its platform's file (``build.platform_data``)."""
@@ -374,23 +375,29 @@ def _utc(moment: datetime.datetime) -> str:
     return moment.astimezone(datetime.timezone.utc).isoformat(timespec="seconds")
 
 
-def _stamp(path: Path, within: Path | None, keyring_digests: dict[Path, str]) -> tuple:
+def _stamp(path: Path, within: Path | None, keyring_digests: dict[tuple[str, Path | None], str]) -> tuple:
     """(within folder, size, mtime_ns, keyrings digest): a file judged with the same
-    stamp is judged the same."""
+    stamp is judged the same. ``keyring_digests`` caches the digest by folder: a build
+    stamps every record file, thousands of them in a few folders."""
     try:
-        stat = path.stat()
+        stat = os.stat(path)
         size, mtime = stat.st_size, stat.st_mtime_ns
     except OSError:
         size, mtime = -1, -1
+    folder = (os.path.dirname(path), within)
+    if folder not in keyring_digests:
+        keyring_digests[folder] = _keyrings_digest(keyring_files(path, within))
+    return str(within or ""), size, mtime, keyring_digests[folder]
+
+
+def _keyrings_digest(keyrings: tuple[Path, ...]) -> str:
     digests = []
-    for keyring in keyring_files(path, within):
-        if keyring not in keyring_digests:
-            try:
-                keyring_digests[keyring] = hashlib.sha256(keyring.read_bytes()).hexdigest()
-            except OSError:
-                keyring_digests[keyring] = "none"
-        digests.append(keyring_digests[keyring])
-    return str(within or ""), size, mtime, hashlib.sha256(" ".join(digests).encode()).hexdigest()
+    for keyring in keyrings:
+        try:
+            digests.append(hashlib.sha256(keyring.read_bytes()).hexdigest())
+        except OSError:
+            digests.append("none")
+    return hashlib.sha256(" ".join(digests).encode()).hexdigest()
 
 
 _worker_judging: Judging | None = None

@@ -46,7 +46,7 @@ def line_tiers(records: list[Accepted], index: RecordIndex, kits: KnownKits,
             if record.digest in kept:
                 verdicts[record.digest] = release_verdict(record.provenance, record.data["complete"], True)
             else:  # a waived contract, whose waiver may have expired, or one not kept
-                loaded[record.digest] = _facts(record, index, now)
+                loaded[record.digest] = _facts(record, index.outcomes([record.digest])[record.digest], index, now)
                 verdicts[record.digest] = judged_by_release(record.provenance, record.data["complete"],
                                                             *loaded[record.digest], contracts)
     newest: dict[tuple, Accepted] = {}
@@ -54,8 +54,11 @@ def line_tiers(records: list[Accepted], index: RecordIndex, kits: KnownKits,
         place = (record.line, record.trust.level)
         if verdicts[record.digest] in JUDGED and (place not in newest or record.started > newest[place].started):
             newest[place] = record
-    for record in newest.values():
-        loaded.setdefault(record.digest, _facts(record, index, now))
+    # Read in one query: there is a newest record per platform line, hundreds of them.
+    unread = [record for record in newest.values() if record.digest not in loaded]
+    outcomes = index.outcomes([record.digest for record in unread])
+    for record in unread:
+        loaded[record.digest] = _facts(record, outcomes[record.digest], index, now)
     evidence = [facts_of(str(record.path), record.provenance, *loaded.get(record.digest, ({}, ())),
                          verdicts[record.digest], record.trust.level)
                 for record in records]
@@ -69,10 +72,10 @@ def line_tiers(records: list[Accepted], index: RecordIndex, kits: KnownKits,
     return cell
 
 
-def _facts(record: Accepted, index: RecordIndex, now: datetime.datetime) -> tuple[dict[str, str], tuple[str, ...]]:
-    """A record's contract outcomes and the contracts with a waived test whose waiver
-    has expired (``waivers.expired_waivers``' rule, over the index's messages)."""
-    outcomes = index.outcomes([record.digest])[record.digest]
+def _facts(record: Accepted, outcomes: dict[str, str], index: RecordIndex,
+           now: datetime.datetime) -> tuple[dict[str, str], tuple[str, ...]]:
+    """A record's contract ``outcomes`` and the contracts with a waived test whose
+    waiver has expired (``waivers.expired_waivers``' rule, over the index's messages)."""
     if "waived" not in outcomes.values():
         return outcomes, ()
     kit = record.provenance["kit_version"]

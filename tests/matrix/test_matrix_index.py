@@ -76,6 +76,14 @@ def test_a_changed_keyring_or_an_earlier_clock_judges_again(records, tmp_path, k
     assert [Path(r.path).name for r in earlier.matrix.rejected] == ["r.record.json"]
 
 
+def test_a_keyring_at_the_top_of_the_records_judges_every_record_again(records, tmp_path, kits):
+    index = tmp_path / "index.sqlite"
+    first = build_matrix([records], now=NOW, kits=kits, index=index)
+    (records / "allowed_signers").write_text("")
+    again = build_matrix([records], now=NOW, kits=kits, index=index)
+    assert again.judged == len(first.records) + len(first.matrix.rejected)
+
+
 def test_deleting_the_index_rebuilds_the_same_site(records, tmp_path, kits):
     index = tmp_path / "index.sqlite"
     build_matrix([records], now=NOW, kits=kits, index=index)
