@@ -39,7 +39,8 @@ class DeviceCommunicatorBase(abc.ABC):
         sum over all ranks in the input's shape, exactly, on every rank, in the
         input's dtype and on its device, on every call of many in a row on one shape
         with new values each time; and a returned tensor keeps its value after later
-        calls.
+        calls. Its input may be a non-contiguous view (a slice of a larger tensor, as
+        an engine passes one), with the same result.
         """
 
     @abc.abstractmethod
@@ -101,7 +102,9 @@ class DeviceCommunicatorBase(abc.ABC):
         input's dtype and on its device, for every ``src``, on every call of many in a
         row on one shape with new values each time; and a returned tensor keeps its
         value after later calls. Without ``src``, ``broadcast(x)`` sends rank 0's
-        tensor, as ``broadcast(x, 0)`` does.
+        tensor, as ``broadcast(x, 0)`` does. Its argument may be a non-contiguous view
+        (a slice of a larger tensor, as an engine passes one), written in place all the
+        same.
         """
 
     @abc.abstractmethod

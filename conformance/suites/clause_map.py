@@ -106,6 +106,7 @@ CLAUSES: dict[str, tuple[tuple[str, ...], ...]] = {
     "communicator.all_reduce.sum": (
         ('``all_reduce`` returns the element-wise sum', 'communicator.all_reduce.sum'),
         ('and a returned tensor keeps', 'communicator.all_reduce.sum'),
+        ('may be a non-contiguous view', 'communicator/test_all_reduce.py::test_all_reduce_on_strided_views'),
     ),
     "communicator.barrier.waits": (
         ('no rank leaves ``barrier()`` before', 'communicator.barrier.waits'),
@@ -114,6 +115,7 @@ CLAUSES: dict[str, tuple[tuple[str, ...], ...]] = {
         ("``broadcast(x, src)`` writes rank ``src``'s", 'communicator.broadcast.from_src'),
         ('and a returned tensor keeps', 'communicator.broadcast.from_src'),
         ('Without ``src``, ``broadcast(x)`` sends', 'communicator/test_broadcast.py::test_broadcast_without_src_sends_from_rank_zero'),
+        ('may be a non-contiguous view', 'communicator/test_broadcast.py::test_broadcast_on_strided_views'),
     ),
     "communicator.gather.dst_only": (
         ('``gather(x, dst, dim)`` returns the', 'communicator.gather.dst_only'),

@@ -51,6 +51,7 @@ FAMILIES: dict[str, Family] = {
             "new_values_on_one_shape": "on every call of many in a row on one shape with new values "
                                        "each time",
             "results_kept": _KEPT,
+            "non_contiguous_inputs": "may be a non-contiguous view",
         },
         not_shared={
             "inputs_unchanged": "``all_reduce`` may reduce in place (its docstring lets the input "
@@ -95,11 +96,13 @@ FAMILIES: dict[str, Family] = {
 def _collective(contract: str, module: str, *tests: str) -> dict[str, Check]:
     """A collective's checks: every test of it goes through ``checks.Problems``, which
     checks each returned tensor exactly (values, dtype, device) and again after the
-    check's last call; its ``..._on_every_call`` test repeats one shape with new values."""
+    check's last call; its ``..._on_every_call`` test repeats one shape with new values,
+    and its ``..._on_strided_views`` test passes views with gaps."""
     every = Check(contract, tuple(f"communicator/{module}::{test}" for test in tests))
     repeated = Check(contract, tuple(t for t in every.tests if t.endswith("_on_every_call")))
+    views = Check(contract, tuple(t for t in every.tests if t.endswith("_on_strided_views")))
     return {"exact": every, "input_dtype_and_device": every, "new_values_on_one_shape": repeated,
-            "results_kept": every}
+            "results_kept": every, "non_contiguous_inputs": views}
 
 
 _CUSTOM_OPS = Check("platform.custom_ops.match_reference",
@@ -116,26 +119,32 @@ _FUSED_WRITE = Check("attention.kv_cache.write",
 CHECKS: dict[tuple[str, str], dict[str, Check]] = {
     ("collectives", "all_reduce"): _collective(
         "communicator.all_reduce.sum", "test_all_reduce.py",
-        "test_all_reduce_sums_over_ranks", "test_all_reduce_sums_on_every_call"),
+        "test_all_reduce_sums_over_ranks", "test_all_reduce_sums_on_every_call",
+        "test_all_reduce_on_strided_views"),
     ("collectives", "all_gather"): _collective(
         "communicator.all_gather.dims", "test_all_gather.py",
         "test_all_gather_concatenates_in_rank_order", "test_all_gather_on_every_call",
-        "test_all_gather_without_dim_gathers_along_the_last"),
+        "test_all_gather_without_dim_gathers_along_the_last",
+        "test_all_gather_on_strided_views"),
     ("collectives", "reduce_scatter"): _collective(
         "communicator.reduce_scatter.dims", "test_reduce_scatter.py",
         "test_reduce_scatter_gives_each_rank_its_chunk", "test_reduce_scatter_on_every_call",
-        "test_reduce_scatter_without_dim_scatters_along_the_last"),
+        "test_reduce_scatter_without_dim_scatters_along_the_last",
+        "test_reduce_scatter_on_strided_views"),
     ("collectives", "gather"): _collective(
         "communicator.gather.dst_only", "test_gather.py",
         "test_gather_reaches_dst_only", "test_gather_on_every_call",
-        "test_gather_without_dst_or_dim_collects_on_rank_zero_along_the_last"),
+        "test_gather_without_dst_or_dim_collects_on_rank_zero_along_the_last",
+        "test_gather_on_strided_views"),
     ("collectives", "broadcast"): _collective(
         "communicator.broadcast.from_src", "test_broadcast.py",
         "test_broadcast_copies_src_in_place", "test_broadcast_on_every_call",
-        "test_broadcast_without_src_sends_from_rank_zero"),
+        "test_broadcast_without_src_sends_from_rank_zero",
+        "test_broadcast_on_strided_views"),
     ("collectives", "send/recv"): _collective(
         "communicator.send_recv.pairs", "test_send_recv.py",
-        "test_send_recv_between_every_pair", "test_send_recv_on_every_call"),
+        "test_send_recv_between_every_pair", "test_send_recv_on_every_call",
+        "test_send_recv_on_strided_views"),
     # One rule and one test hold every op: the test calls each op the module defines
     # through the same ``_Calls.check``, which checks every property of the family.
     **{("custom_ops", op): {"matches_torch_layer": _CUSTOM_OPS, "input_dtype_and_device": _CUSTOM_OPS,

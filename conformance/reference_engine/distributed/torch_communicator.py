@@ -24,6 +24,9 @@ class TorchDistributedCommunicator(DeviceCommunicatorBase):
     def all_reduce(self, tensor: torch.Tensor) -> torch.Tensor:
         if self.world_size > 1:
             # In place (the contract lets the input change): no copy on the hot path.
+            # Gloo reads and writes a tensor's memory as if it were contiguous, so a
+            # view with gaps is reduced in a contiguous copy.
+            tensor = tensor.contiguous()
             dist.all_reduce(tensor, group=self.group)
         return tensor
 
@@ -66,7 +69,12 @@ class TorchDistributedCommunicator(DeviceCommunicatorBase):
 
     def broadcast(self, tensor: torch.Tensor, src: int = 0) -> torch.Tensor:
         if self.world_size > 1:
-            dist.broadcast(tensor, group_src=src, group=self.group)
+            # Gloo writes a tensor's memory as if it were contiguous: a view with gaps
+            # receives in a contiguous copy, copied back into it.
+            staged = tensor.contiguous()
+            dist.broadcast(staged, group_src=src, group=self.group)
+            if staged is not tensor:
+                tensor.copy_(staged)
         return tensor
 
     def send(self, tensor: torch.Tensor, dst: int | None = None) -> None:

@@ -152,12 +152,13 @@ def _dims(shape) -> list[int]:
     return [*range(len(shape)), *range(-len(shape), 0)]
 
 
-def all_reduce(comm: DeviceCommunicatorBase, dtypes, shapes, iterations: int) -> list[str]:
+def all_reduce(comm: DeviceCommunicatorBase, dtypes, shapes, iterations: int,
+               layout: Layout = Layout.CONTIGUOUS) -> list[str]:
     problems, device = Problems(), comm.device
     for dtype, shape, salt in itertools.product(dtypes, shapes, range(iterations)):
         expected = sum_of_inputs(comm.world_size, shape, dtype, salt)
-        got = comm.all_reduce(rank_input(comm.rank, shape, dtype, salt).to(device))
-        problems.expect_tensor(got, expected, device, f"all_reduce {dtype} {shape} #{salt}")
+        got = comm.all_reduce(laid_out(rank_input(comm.rank, shape, dtype, salt), device, layout))
+        problems.expect_tensor(got, expected, device, f"all_reduce {dtype} {shape} {layout.value} #{salt}")
     return problems.recheck()
 
 
@@ -207,15 +208,15 @@ def gather(comm: DeviceCommunicatorBase, dtypes, shapes, iterations: int,
 
 
 def broadcast(comm: DeviceCommunicatorBase, dtypes, sizes, iterations: int,
-              arguments: Arguments = Arguments.GIVEN) -> list[str]:
+              arguments: Arguments = Arguments.GIVEN, layout: Layout = Layout.CONTIGUOUS) -> list[str]:
     problems, device = Problems(), comm.device
     for dtype, size, salt in itertools.product(dtypes, sizes, range(iterations)):
         explicit = [(src,) for src in range(comm.world_size)]
         for passed, (src,), label in _calls("broadcast", explicit, arguments):
-            buffer = rank_input(comm.rank, (size,), dtype, salt).to(device)
+            buffer = laid_out(rank_input(comm.rank, (size,), dtype, salt), device, layout)
             got = comm.broadcast(buffer, *passed)
             expected = rank_input(src, (size,), dtype, salt)
-            what = f"broadcast {dtype} ({size},) {label} #{salt}"
+            what = f"broadcast {dtype} ({size},) {label} {layout.value} #{salt}"
             problems.expect_tensor(got, expected, device, what)
             problems.expect(torch.equal(buffer.cpu(), expected), f"{what}: not written in place")
     return problems.recheck()

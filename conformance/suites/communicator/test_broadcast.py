@@ -30,3 +30,13 @@ def test_broadcast_without_src_sends_from_rank_zero(ranks, dtypes):
     with rank 0's input, and again after all calls."""
     checks.assert_no_problems(ranks.run(checks.broadcast, dtypes, [1, 513], 1,
                                         checks.Arguments.DEFAULTS_LEFT_OUT))
+
+
+@pytest.mark.contract("communicator.broadcast.from_src")
+def test_broadcast_on_strided_views(ranks, dtypes):
+    """Sizes 9 and 513 from every src in every declared dtype, each rank's buffer every
+    other element of a tensor twice as long (a view with gaps, as an engine passes a
+    slice); the returned tensor and the buffer itself compared exactly with rank
+    ``src``'s input: a view is written in place too. Compared again after all calls."""
+    checks.assert_no_problems(ranks.run(checks.broadcast, dtypes, [9, 513], 1, checks.Arguments.GIVEN,
+                                        checks.Layout.STRIDED_VIEW))

@@ -147,8 +147,10 @@ def _as_if_contiguous(tensor):
 class ContiguousAssumingCollectives(TorchDistributedCommunicator):
     """Hands every collective's input to its transport as if contiguous (the flat
     buffer ``_as_if_contiguous`` makes): right on tensors of their own, wrong on a
-    slice of a larger one. Not all_reduce and broadcast: torch's gloo transport
-    already reads their inputs so, the reference's too."""
+    slice of a larger one."""
+
+    def all_reduce(self, tensor):
+        return super().all_reduce(_as_if_contiguous(tensor))
 
     def all_gather(self, tensor, dim=-1):
         return super().all_gather(_as_if_contiguous(tensor), dim)
@@ -158,6 +160,10 @@ class ContiguousAssumingCollectives(TorchDistributedCommunicator):
 
     def gather(self, tensor, dst=0, dim=-1):
         return super().gather(_as_if_contiguous(tensor), dst, dim)
+
+    def broadcast(self, tensor, src=0):
+        super().broadcast(_as_if_contiguous(tensor), src)
+        return tensor
 
     def send(self, tensor, dst=None):
         super().send(_as_if_contiguous(tensor), dst)
