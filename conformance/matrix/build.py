@@ -17,6 +17,7 @@ from importlib import resources
 from pathlib import Path
 
 from conformance.matrix import capabilities, codec, drilldown, grid, history, overview, standing
+from conformance.matrix.collector import collection_paused
 from conformance.matrix.diff_data import runs_script
 from conformance.matrix.index import Judging, RecordIndex
 from conformance.matrix.kits import KnownKits, known_kits
@@ -47,6 +48,7 @@ class Built:
     index: Path | None  # the index file kept between builds, if any
 
 
+@collection_paused()
 def build_matrix(paths: Iterable[str | os.PathLike], *, now: datetime.datetime | None = None,
                  stale_days: int = 30, window: int = 10, kits: KnownKits | None = None,
                  mustpass: dict[str, str] | None = None, allow_unreleased: bool = False,

@@ -22,6 +22,7 @@ from stat import S_ISDIR, S_ISREG
 
 from conformance.matrix import codec
 from conformance.matrix.build import GENERATOR, Built
+from conformance.matrix.collector import collection_paused
 from conformance.matrix.index import RecordIndex, SiteFile
 from conformance.matrix.model import Column, History, Matrix
 from conformance.matrix.render_html import Page, planned_pages
@@ -156,6 +157,7 @@ def _holds_exactly(folder: Path, names: set[str]) -> bool:
     return found.keys() == names and all(found.values())
 
 
+@collection_paused()
 def write_site(built: Built, target: str | Path) -> Path:
     target = Path(target)
     if not _replaceable(target):
