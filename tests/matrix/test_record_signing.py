@@ -243,7 +243,10 @@ def test_the_collector_signs_the_site_it_publishes(vouched_folder, tmp_path):
     matrix = json.loads((site / "matrix.json").read_text())
     platform = site / matrix["columns"][0]["file"]
     original = platform.read_bytes()
-    platform.write_bytes(original.replace(b'"failed"', b'"passed"').replace(b'"outcome": "passed"', b'"outcome":"passed"'))
+    # A forger's edit, whatever the file's whitespace: one passed cell made a failed one.
+    forged = original.replace(b'"passed"', b'"failed"', 1)
+    assert forged != original
+    platform.write_bytes(forged)
     checked = conformance("matrix", "verify-site", str(site), "--allowed-signers", str(keyring))
     assert (checked.returncode, checked.stderr) == (
         1, f"conformance matrix verify-site: {platform}: does not match the digest the signed matrix.json "
