@@ -107,7 +107,10 @@ def test_a_communicator_wrong_along_dim_1_is_caught(tmp_path, plugin_env):
     tests = by_contract(record)
     gathers = tests["communicator.all_gather.dims"]
     assert any(t["outcome"] == "failed" and "dim=1" in t["message"] for t in gathers), gathers
-    assert {t["outcome"] for t in tests["communicator.all_reduce.sum"]} == {"passed"}
+    # vLLM's own CPU communicator hands a strided view to gloo, which reduces its memory
+    # as if contiguous (the kit's reference did too, until 0.2.8): a finding of its own.
+    assert {t["outcome"] for t in tests["communicator.all_reduce.sum"]
+            if "strided_views" not in t["nodeid"]} == {"passed"}
 
 
 def test_the_faithful_plugin_is_found_exactly_as_vllm_cpu(tmp_path, plugin_env):
