@@ -44,7 +44,12 @@ class AcmeGlooCommunicator(DeviceCommunicatorBase):
 
     def broadcast(self, tensor: torch.Tensor, src: int = 0) -> torch.Tensor:
         if self.world_size > 1:
-            dist.broadcast(tensor, src=self._global(src), group=self.group)
+            # gloo treats its buffer as contiguous memory: a strided view (an engine's
+            # slice) would be written across its gaps, so go through a dense copy.
+            staged = tensor if tensor.is_contiguous() else tensor.contiguous()
+            dist.broadcast(staged, src=self._global(src), group=self.group)
+            if staged is not tensor:
+                tensor.copy_(staged)
         return tensor
 
     def send(self, tensor: torch.Tensor, dst: int | None = None) -> None:
