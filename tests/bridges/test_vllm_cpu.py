@@ -23,10 +23,15 @@ def _by_test(record: dict) -> dict[str, dict]:
     return {t["nodeid"].split("::", 1)[1]: t for t in record["tests"]}
 
 
-def test_reduce_scatter_along_dim_2_of_3d_tensors_fails(tmp_path):
+def test_communicator_findings(tmp_path):
     """vllm-project/vllm#30546: ``movedim(0, dim)`` where ``movedim(dim, 0)`` is meant;
-    the other collectives of the same world pass."""
-    record = _run(tmp_path, "--suite", "communicator", "-k", "world2 and (reduce_scatter or all_reduce or all_gather)")
+    the other collectives of the same world pass. And every collective given a strided
+    view (an engine's slice, which the contract allows) fails: most refuse it (the
+    shared-memory path and gloo's send want contiguous tensors), but ``broadcast``
+    hands it to gloo, which writes the view's memory as if contiguous: wrong values,
+    silently."""
+    record = _run(tmp_path, "--suite", "communicator", "-k",
+                  "world2 and (reduce_scatter or all_reduce or all_gather or strided)")
     tests = _by_test(record)
     broken = tests["test_reduce_scatter_gives_each_rank_its_chunk[world2]"]
     assert broken["outcome"] == "failed"
@@ -40,6 +45,9 @@ def test_reduce_scatter_along_dim_2_of_3d_tensors_fails(tmp_path):
     assert tests["test_all_reduce_sums_over_ranks[world2]"]["outcome"] == "passed"
     assert tests["test_all_gather_concatenates_in_rank_order[world2]"]["outcome"] == "passed"
     assert record["provenance"]["plugin"]["bridge"]["interface"] == "vllm"
+    strided = {name: test for name, test in tests.items() if "_on_strided_views[" in name}
+    assert len(strided) == 6 and {t["outcome"] for t in strided.values()} == {"failed"}, strided
+    assert "strided view #0: wrong values" in tests["test_broadcast_on_strided_views[world2]"]["message"]
 
 
 def test_platform_gaps_are_named(tmp_path):
