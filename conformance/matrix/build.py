@@ -79,7 +79,9 @@ def build_matrix(paths: Iterable[str | os.PathLike], *, now: datetime.datetime |
         ordered = sorted(lines, key=lambda line: [natural_key(name) for name in (line[1], line[2], line[0])])
         stale = {line: grid.staleness(lines[line][-1], now, stale_days, kits.installed.contract_version)
                  for line in ordered}
-        common = [renderer_digest(), window, [(c.id, c.rule, c.required) for c in contracts]]
+        # Digested once: the contracts' rules are most of it, and every line's key holds it.
+        common = hashlib.sha256(json.dumps([renderer_digest(), window, [(c.id, c.rule, c.required)
+                                                                         for c in contracts]]).encode()).hexdigest()
         keys = {grid.column_id(*line): _line_key(lines[line], stale[line], now, common) for line in ordered}
         cached = records_index.cached_outlines(records_index.cached_lines(keys))
         records_index.load_extras([lines[line][-1] for line in ordered if grid.column_id(*line) not in cached])
@@ -165,9 +167,10 @@ def renderer_digest() -> str:
     return digest.hexdigest()
 
 
-def _line_key(runs: list[Accepted], stale: str | None, now: datetime.datetime, common: list) -> str:
+def _line_key(runs: list[Accepted], stale: str | None, now: datetime.datetime, common: str) -> str:
     """What a platform line's model and pages are made from: its records and how each
-    was judged, its staleness, the day when a waiver of it may expire, and ``common``."""
+    was judged, its staleness, the day when a waiver of it may expire, and ``common``
+    (the digest of what every line's are made from)."""
     waived = any(r.data["summary"].get("waived") for r in runs)
     judged = [(str(r.path), r.digest, r.verdict_line, r.trust.level, r.trust.signer, r.trust.key, r.released)
               for r in runs]

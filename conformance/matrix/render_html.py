@@ -51,6 +51,9 @@ def environment() -> jinja2.Environment:
         severity_order=list(presentation.SEVERITY),
         trusts=_TRUSTS,
         glyph=presentation.GLYPHS.__getitem__,
+        # A cell's "glyph word" by subscript: a page of the grid shows 15,000 cells, and
+        # a call from a template costs several times a subscript.
+        label={outcome: presentation.status(outcome) for outcome in presentation.GLYPHS},
         word=presentation.WORDS.__getitem__,
         cap_states=tuple(presentation.CAPABILITY_WORDS),
         cap_glyph=presentation.CAPABILITY_GLYPHS.__getitem__,

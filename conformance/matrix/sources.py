@@ -90,11 +90,12 @@ def record_files(paths: Iterable[str | os.PathLike]) -> Found:
             before = len(found)
             for folder, subfolders, names in os.walk(given):
                 subfolders.sort()
+                folder = Path(folder)  # once per folder: a program's folders hold thousands of records
                 for name in sorted(names):
                     if name.endswith(RECORD_SUFFIX):
-                        found.append((Path(folder) / name, given))
+                        found.append((folder / name, given))
                     elif _LOOKS_LIKE_A_RECORD.search(name):
-                        misnamed.append(Path(folder) / name)
+                        misnamed.append(folder / name)
             if len(found) == before:
                 missing.append(Rejection(str(given), f"a records folder that holds no record (*{RECORD_SUFFIX})"))
         elif given.exists() or given.is_symlink():

@@ -60,7 +60,7 @@ def line_tiers(records: list[Accepted], index: RecordIndex, kits: KnownKits,
     for record in unread:
         loaded[record.digest] = _facts(record, outcomes[record.digest], index, now)
     evidence = [facts_of(str(record.path), record.provenance, *loaded.get(record.digest, ({}, ())),
-                         verdicts[record.digest], record.trust.level)
+                         verdicts[record.digest], record.trust.level, record.started)
                 for record in records]
     results = {(key.distribution, key.plugin, key.device): result
                for key, result in compute_tiers(evidence, policy, now).items()}

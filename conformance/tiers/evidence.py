@@ -84,13 +84,14 @@ def engine_of(provenance: dict) -> str:
 
 
 def facts_of(ref: str, provenance: dict, outcomes: dict[str, str], expired_waivers: tuple[str, ...],
-             verdict: str, trust: str) -> Evidence:
+             verdict: str, trust: str, started: datetime.datetime | None = None) -> Evidence:
     """``evidence_of`` from a record's parts, for a reader (the matrix's index) that
-    keeps a record's outcomes apart from its provenance."""
+    keeps a record's outcomes apart from its provenance; ``started`` is its start time,
+    where the reader has parsed it already."""
     plugin = provenance["plugin"]
     return Evidence(
         key=PlatformKey(plugin["distribution"], plugin["name"], provenance["device"]["name"]),
-        ref=ref, started=parse_timestamp(provenance["started_at"]),
+        ref=ref, started=started or parse_timestamp(provenance["started_at"]),
         kit_version=provenance["kit_version"], contract_version=provenance["contract_version"],
         plugin_version=plugin["version"], engine=engine_of(provenance), device_type=provenance["device"]["type"],
         verdict=verdict, trust=trust, outcomes=outcomes, expired_waivers=expired_waivers)
