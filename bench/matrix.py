@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import os
 import random
 import resource
 import shutil
@@ -121,6 +122,10 @@ def in_child(case: str, folder: Path, work: Path, args: argparse.Namespace, repe
     command = [sys.executable, __file__, "--run-case", case, "--folder", str(folder), "--work", str(work),
                "--contracts", str(args.contracts), "--ingest", str(args.ingest),
                "--repeat-number", str(repeat), "--kit", args.kit]
+    # Each case starts with the disk settled: the case before may leave a gigabyte of
+    # site still being written back, which a nightly build, hours after the last, never
+    # meets.
+    os.sync()
     done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode:
         sys.exit(f"bench/matrix.py: the {case} case failed:\n{done.stderr}")
