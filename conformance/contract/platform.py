@@ -185,7 +185,10 @@ class Platform(abc.ABC):
 
         Rule ``platform.runtime.memory``: ``memory_allocated()`` grows by at least a
         tensor's size while it lives and falls back by at least half of it once the
-        tensor is released, and ``empty_cache()`` does not raise.
+        tensor is released, and ``empty_cache()`` does not raise; it counts live
+        tensors, not what an allocator keeps for reuse: many small tensors released
+        out of order (most of them, a few still alive between them) take it down by
+        at least half of their size too.
 
         The Worker suite relies on this to check memory profiling and that shutdown
         gives memory back.

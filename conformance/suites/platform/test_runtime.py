@@ -12,6 +12,8 @@ from conformance.suites.support import not_supported
 
 #: Large enough to stand out of allocator and bookkeeping noise on any device.
 _PROBE_BYTES = 64 * 1024 * 1024
+#: Small enough that a host allocator serves it from its heap, not a mapping of its own.
+_SMALL_BYTES = 64 * 1024
 
 
 def _busy_work(device: torch.device) -> torch.Tensor:
@@ -120,6 +122,38 @@ def test_memory_allocated_follows_allocations(platform, device):
     assert during - after >= _PROBE_BYTES // 2, (
         f"memory_allocated fell by only {during - after} bytes after release"
     )
+
+
+@pytest.mark.contract("platform.runtime.memory")
+def test_memory_allocated_counts_live_small_tensors(platform, device):
+    """Allocates 1,024 tensors of 64 KiB (as an engine's many small buffers: each below
+    the size a host allocator maps on its own), then releases 15 of every 16, so a few
+    stay alive between the freed ones: ``memory_allocated`` grows by at least half of
+    the 64 MiB, and falls by at least half of the 60 MiB released, on device 0. An
+    allocator keeps such freed memory for reuse; the rule counts live tensors."""
+    index, count, elements = device.index, 1024, _SMALL_BYTES // 4
+    gc.collect()
+    platform.synchronize()
+    before = platform.memory_allocated(index)
+    small = [torch.ones(elements, dtype=torch.float32, device=device) for _ in range(count)]
+    platform.synchronize()
+    during = platform.memory_allocated(index)
+    assert during - before >= count * _SMALL_BYTES // 2, (
+        f"memory_allocated grew by {during - before} bytes for {count} tensors of {_SMALL_BYTES} bytes"
+    )
+    alive = small[::16]
+    released = (count - len(alive)) * _SMALL_BYTES
+    del small
+    gc.collect()
+    platform.empty_cache()
+    platform.synchronize()
+    after = platform.memory_allocated(index)
+    assert during - after >= released // 2, (
+        f"memory_allocated fell by only {during - after} bytes after {released} bytes of small "
+        f"tensors were released ({len(alive)} still alive between them): it counts memory kept "
+        "for reuse, not live tensors"
+    )
+    del alive
 
 
 @pytest.mark.contract("platform.runtime.mem_get_info")

@@ -1,5 +1,7 @@
 """Plugins whose device runtime lies."""
 
+import os
+
 from kit_test_plugins import TestPlatform
 
 
@@ -7,6 +9,16 @@ class ConstantMemoryPlatform(TestPlatform):
     @classmethod
     def memory_allocated(cls, device_id: int = 0) -> int:
         return 1 << 30
+
+
+class ReservedMemoryPlatform(TestPlatform):
+    """Reports what its allocator holds, as a caching allocator's ``memory_reserved``
+    does: the process's resident memory, freed heap memory kept for reuse included."""
+
+    @classmethod
+    def memory_allocated(cls, device_id: int = 0) -> int:
+        with open("/proc/self/statm") as statm:
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
 class OverstatedFreeMemoryPlatform(TestPlatform):
