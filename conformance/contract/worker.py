@@ -133,7 +133,10 @@ class WorkerBase(abc.ABC):
         Rule ``worker.execute.seeded_sampling``: a request with a seed samples the
         same token whenever the same step is run again (whatever the worker's own
         generator has drawn since) and, in float32, the token the reference worker
-        samples.
+        samples; a request without one draws from the worker's own generator, seeded
+        with ``config.seed`` (the engine's seed, as vLLM's workers seed theirs): two
+        workers built from one config sample the same tokens for it through the same
+        steps.
 
         Rule ``worker.execute.sampling_params``: seeded requests with temperature,
         ``top_k`` and ``top_p`` (and ``logprobs=N``) sample only inside their

@@ -263,6 +263,8 @@ CLAUSES: dict[str, tuple[tuple[str, ...], ...]] = {
     ),
     "worker.execute.seeded_sampling": (
         ('a request with a seed', 'worker.execute.seeded_sampling'),
+        ('a request without one draws from',
+         'worker/test_execute.py::test_unseeded_sampling_repeats_under_the_engine_seed'),
     ),
     "worker.lifecycle.in_process": (
         ('driven in process in the', 'worker.lifecycle.in_process'),

@@ -404,6 +404,9 @@ BROKEN.update({
         "kit_test_plugins.worker:SeedIgnoringWorkerPlatform.plugin", "worker",
         # The filtered step's requests are seeded too.
         {"worker.execute.seeded_sampling", "worker.execute.sampling_params"}),
+    "worker_entropy_seeded": (
+        "kit_test_plugins.worker:EntropySeededWorkerPlatform.plugin", "worker",
+        {"worker.execute.seeded_sampling"}),
     "worker_filter_ignoring": (
         "kit_test_plugins.worker:FilterIgnoringWorkerPlatform.plugin", "worker",
         {"worker.execute.sampling_params"}),

@@ -43,3 +43,10 @@ def reference_run(suite_dtype, worker_config, steps):
 def plugin_run(worker_config, steps):
     """The script on the plugin's worker, in this process."""
     return driving.run_in_process(worker_config, steps)
+
+
+@pytest.fixture(scope="session")
+def plugin_rerun(plugin_run, worker_config, steps):
+    """The script again, on a second worker built from the same config (the same
+    engine seed), after ``plugin_run``'s worker has drawn from the generator."""
+    return driving.run_in_process(worker_config, steps)

@@ -110,3 +110,24 @@ def test_seeded_sampling_reproducible(reference_run, plugin_run, tolerance):
         assert picks(plugin_run.results[first]) == picks(reference_run.results[first]), (
             f"seeded picks {picks(plugin_run.results[first])}, "
             f"the reference worker's {picks(reference_run.results[first])}")
+
+
+@pytest.mark.contract("worker.execute.seeded_sampling")
+def test_unseeded_sampling_repeats_under_the_engine_seed(plugin_run, plugin_rerun, worker_config):
+    """Runs the script on a second worker built from the same config, after the first
+    has run it; compares the picks of the request without a seed in the seeded steps
+    (at temperature 1: two draws from the worker's generator) across the two workers."""
+    def unseeded_picks(run):
+        picks = []
+        for step, result in zip(run.steps, run.results):
+            unseeded = {r.request_id for r in step.output.requests if r.sample and r.params.seed is None
+                        and r.params.temperature > 0}
+            picks += [(rid, token) for rid, token in zip(result.req_ids, result.tokens) if rid in unseeded]
+        return picks
+
+    first, second = unseeded_picks(plugin_run), unseeded_picks(plugin_rerun)
+    assert first, "the script has no unseeded sampled request"
+    assert first == second, (
+        f"two workers built from one config (seed {worker_config.seed}) sampled "
+        f"different tokens for a request without a seed: {first} then {second}; init_device must "
+        "seed the worker's generator with config.seed")

@@ -39,6 +39,16 @@ class SeedIgnoringWorker(Worker):
         return super().execute_model(dataclasses.replace(scheduler_output, requests=unseeded))
 
 
+class EntropySeededWorker(Worker):
+    """Seeds its sampler's generator from the operating system's entropy instead of
+    the engine's seed (per-process randomness, as a sampler ported from a serving
+    stack may want): seeded requests repeat, unseeded ones differ from run to run."""
+
+    def load_model(self) -> None:
+        super().load_model()
+        self.model_runner.sampler.generator.seed()
+
+
 class FilterIgnoringWorker(Worker):
     """Ignores top_k and top_p (a sampler fast path that only looks at temperature)."""
 
@@ -106,6 +116,7 @@ _platform = functools.partial(platform_naming, "get_worker_cls", module=__name__
 OverstatedMemoryWorkerPlatform = _platform(OverstatedMemoryWorker)
 UnstableMemoryWorkerPlatform = _platform(UnstableMemoryWorker)
 SeedIgnoringWorkerPlatform = _platform(SeedIgnoringWorker)
+EntropySeededWorkerPlatform = _platform(EntropySeededWorker)
 FilterIgnoringWorkerPlatform = _platform(FilterIgnoringWorker)
 StaleTokensWorkerPlatform = _platform(StaleTokensWorker)
 FirstTokenLogitsWorkerPlatform = _platform(FirstTokenLogitsWorker)
