@@ -99,26 +99,29 @@ def test_event_timing_is_in_milliseconds(platform):
         f"{host_ms:.1f} ms: not milliseconds")
 
 
+def _settled_memory(platform, index: int) -> int:
+    """``memory_allocated`` once released tensors are collected, the platform's cache
+    emptied and its queued work done: live tensors are all it may count."""
+    gc.collect()
+    platform.empty_cache()
+    platform.synchronize()
+    return platform.memory_allocated(index)
+
+
 @pytest.mark.contract("platform.runtime.memory")
 def test_memory_allocated_follows_allocations(platform, device):
-    """Allocates a 64 MiB tensor between synchronized reads of ``memory_allocated``:
-    growth of at least 64 MiB, then, after ``del``, ``gc`` and ``empty_cache``, a fall
-    of at least 32 MiB, on device 0."""
+    """Allocates a 64 MiB tensor between settled reads of ``memory_allocated`` (after
+    ``gc``, ``empty_cache`` and ``synchronize``): growth of at least 64 MiB, then,
+    after ``del``, a fall of at least 32 MiB, on device 0."""
     index = device.index
-    gc.collect()
-    platform.synchronize()
-    before = platform.memory_allocated(index)
+    before = _settled_memory(platform, index)
     probe = torch.ones(_PROBE_BYTES // 4, dtype=torch.float32, device=device)
-    platform.synchronize()
-    during = platform.memory_allocated(index)
+    during = _settled_memory(platform, index)
     assert during - before >= _PROBE_BYTES, (
         f"memory_allocated grew by {during - before} bytes for a {_PROBE_BYTES}-byte tensor"
     )
     del probe
-    gc.collect()
-    platform.empty_cache()
-    platform.synchronize()
-    after = platform.memory_allocated(index)
+    after = _settled_memory(platform, index)
     assert during - after >= _PROBE_BYTES // 2, (
         f"memory_allocated fell by only {during - after} bytes after release"
     )
@@ -132,22 +135,16 @@ def test_memory_allocated_counts_live_small_tensors(platform, device):
     the 64 MiB, and falls by at least half of the 60 MiB released, on device 0. An
     allocator keeps such freed memory for reuse; the rule counts live tensors."""
     index, count, elements = device.index, 1024, _SMALL_BYTES // 4
-    gc.collect()
-    platform.synchronize()
-    before = platform.memory_allocated(index)
+    before = _settled_memory(platform, index)
     small = [torch.ones(elements, dtype=torch.float32, device=device) for _ in range(count)]
-    platform.synchronize()
-    during = platform.memory_allocated(index)
+    during = _settled_memory(platform, index)
     assert during - before >= count * _SMALL_BYTES // 2, (
         f"memory_allocated grew by {during - before} bytes for {count} tensors of {_SMALL_BYTES} bytes"
     )
     alive = small[::16]
     released = (count - len(alive)) * _SMALL_BYTES
     del small
-    gc.collect()
-    platform.empty_cache()
-    platform.synchronize()
-    after = platform.memory_allocated(index)
+    after = _settled_memory(platform, index)
     assert during - after >= released // 2, (
         f"memory_allocated fell by only {during - after} bytes after {released} bytes of small "
         f"tensors were released ({len(alive)} still alive between them): it counts memory kept "
