@@ -35,8 +35,11 @@ def test_waived_failure_is_waived_not_passed(run_kit, tmp_path):
                   "--conformance-record=run.record.json")
     assert run.returncode == 0, run.output
     assert run.record["contracts"]["platform.runtime.memory"]["outcome"] == "waived"
-    (test,) = [t for t in run.record["tests"] if t["contract"] == "platform.runtime.memory"]
-    assert "allocator reports reserved pages" in test["message"] and LINK in test["message"]
+    tests = [t for t in run.record["tests"] if t["contract"] == "platform.runtime.memory"]
+    assert len(tests) >= 2  # the large tensor and the small ones: each fails, each waived
+    for test in tests:
+        assert test["outcome"] == "waived", test
+        assert "allocator reports reserved pages" in test["message"] and LINK in test["message"]
 
 
 @pytest.mark.parametrize("strict", [False, True], ids=["lenient", "strict"])
