@@ -72,7 +72,8 @@ class Evidence:
 def evidence_of(ref: str, record: dict, verdict: str, trust: str, now: datetime.datetime) -> Evidence:
     """The facts of a checked, schema-valid ``record`` that the tier rules read."""
     return facts_of(ref, record["provenance"], {c: e["outcome"] for c, e in record["contracts"].items()},
-                    tuple(sorted(waivers.expired_waivers(record, now))), verdict, trust)
+                    tuple(sorted(waivers.expired_waivers(record, now))), verdict, trust,
+                    parse_timestamp(record["provenance"]["started_at"]))
 
 
 def engine_of(provenance: dict) -> str:
@@ -84,14 +85,14 @@ def engine_of(provenance: dict) -> str:
 
 
 def facts_of(ref: str, provenance: dict, outcomes: dict[str, str], expired_waivers: tuple[str, ...],
-             verdict: str, trust: str, started: datetime.datetime | None = None) -> Evidence:
+             verdict: str, trust: str, started: datetime.datetime) -> Evidence:
     """``evidence_of`` from a record's parts, for a reader (the matrix's index) that
-    keeps a record's outcomes apart from its provenance; ``started`` is its start time,
-    where the reader has parsed it already."""
+    keeps a record's outcomes apart from its provenance and has parsed its start time
+    (``started``) already."""
     plugin = provenance["plugin"]
     return Evidence(
         key=PlatformKey(plugin["distribution"], plugin["name"], provenance["device"]["name"]),
-        ref=ref, started=started or parse_timestamp(provenance["started_at"]),
+        ref=ref, started=started,
         kit_version=provenance["kit_version"], contract_version=provenance["contract_version"],
         plugin_version=plugin["version"], engine=engine_of(provenance), device_type=provenance["device"]["type"],
         verdict=verdict, trust=trust, outcomes=outcomes, expired_waivers=expired_waivers)

@@ -46,7 +46,7 @@ class AcmeGlooCommunicator(DeviceCommunicatorBase):
         if self.world_size > 1:
             # gloo treats its buffer as contiguous memory: a strided view (an engine's
             # slice) would be written across its gaps, so go through a dense copy.
-            staged = tensor if tensor.is_contiguous() else tensor.contiguous()
+            staged = tensor.contiguous()  # the tensor itself when it is contiguous already
             dist.broadcast(staged, src=self._global(src), group=self.group)
             if staged is not tensor:
                 tensor.copy_(staged)
