@@ -116,7 +116,8 @@ def test_seeded_sampling_reproducible(reference_run, plugin_run, tolerance):
 def test_unseeded_sampling_repeats_under_the_engine_seed(plugin_run, plugin_rerun, worker_config):
     """Runs the script on a second worker built from the same config, after the first
     has run it; compares the picks of the request without a seed in the seeded steps
-    (at temperature 1: two draws from the worker's generator) across the two workers."""
+    (two draws from the worker's generator, hot enough that chance agreement is
+    negligible) across the two workers."""
     def unseeded_picks(run):
         picks = []
         for step, result in zip(run.steps, run.results):
