@@ -5,8 +5,10 @@ Each component of the ``cpu`` platform that a vendor writes again (its runtime
 methods, communicator, custom ops, attention backend, worker) is mutated one change at
 a time (``bench/mutants.py``). Each mutant becomes a plugin of its own, installed as
 pip leaves one: the mutated module under another name and a platform that selects it
-(the kit still judges with the unmutated reference). The suite that owns the component
-runs against it, stopping at the first failing test; a mutant is killed when the run
+(the kit still judges with the unmutated reference). The suites that drive the
+component run against it, stopping at the first failing test (the worker's are the
+Worker suite and the Engine suite, whose engine runs the platform's worker, in two
+ranks too); a mutant is killed when the run
 fails, the plugin is refused or the run exceeds its limit. Survivors are bugs the
 suites miss, unless ``bench/mutation_equivalents.toml`` shows they change nothing
 observable.
@@ -46,13 +48,13 @@ _PLATFORM = "conformance.reference_engine.platforms.cpu"
 
 @dataclasses.dataclass(frozen=True)
 class Component:
-    """A module of the reference that a plugin replaces, the suite (and ``-k``
-    selection) that owns it, and how the mutant platform selects the mutated copy:
+    """A module of the reference that a plugin replaces, the suites (comma-separated,
+    as ``--suite`` takes them; and a ``-k`` selection) that drive it, and how the mutant platform selects the mutated copy:
     ``platform`` (it is the platform), ``custom_ops`` (``custom_ops_module``) or the
     name of the platform factory returning a qualname in it."""
 
     module: str
-    suite: str
+    suites: str
     selection: str | None
     wiring: str
 
@@ -65,7 +67,8 @@ COMPONENTS = {
                             "platform.custom_ops", "custom_ops"),
     "attention": Component("conformance.reference_engine.attention.cpu_attn", "attention", None,
                            "get_attn_backend_cls"),
-    "worker": Component("conformance.reference_engine.worker.worker", "worker", None, "get_worker_cls"),
+    "worker": Component("conformance.reference_engine.worker.worker", "worker,engine", None,
+                        "get_worker_cls"),
 }
 
 
@@ -107,11 +110,11 @@ class Outcome:
 
 
 def run_suite(component: Component, source: str, limit_s: float | None) -> Outcome:
-    """The owning suite against ``source`` as a plugin, stopping at the first failure."""
+    """The component's suites against ``source`` as a plugin, stopping at the first failure."""
     with tempfile.TemporaryDirectory(prefix="kit-mutant-") as folder:
         site = Path(folder) / "site"
         install_mutant(site, component, source)
-        command = [sys.executable, "-m", "pytest", "--platform=mutant", f"--suite={component.suite}",
+        command = [sys.executable, "-m", "pytest", "--platform=mutant", f"--suite={component.suites}",
                    "-x", "-q", "-p", "no:cacheprovider", "--rank-timeout=30", "--test-timeout=120",
                    "--conformance-record=mutant.record.json"]
         if component.selection:
