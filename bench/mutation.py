@@ -8,7 +8,8 @@ pip leaves one: the mutated module under another name and a platform that select
 (the kit still judges with the unmutated reference). The suites that drive the
 component run against it, stopping at the first failing test (the worker's are the
 Worker suite and the Engine suite, whose engine runs the platform's worker, in two
-ranks too); a mutant is killed when the run
+ranks too; the attention backend's run with its C kernel and again without, where
+the module's torch path computes); a mutant is killed when the run
 fails, the plugin is refused or the run exceeds its limit. Survivors are bugs the
 suites miss, unless ``bench/mutation_equivalents.toml`` shows they change nothing
 observable.
@@ -38,6 +39,7 @@ import tomllib
 from mutants import Mutant, apply, mutants_of
 from tabulate import tabulate
 
+from conformance.reference_engine.kernels.cpu import native
 from conformance.results.sharding import ShardError, parse_shard, shard_of
 
 EQUIVALENTS = Path(__file__).with_name("mutation_equivalents.toml")
@@ -46,17 +48,26 @@ MUTANT_PACKAGE = "kit_mutant"
 _PLATFORM = "conformance.reference_engine.platforms.cpu"
 
 
+#: Where the reference runs its C kernels, and where it cannot build them: the paths
+#: a module takes on either host are each the reference's behaviour somewhere.
+EITHER_KERNEL_PATH = {"C kernels": {}, "torch path": {native.ENV_SWITCH: "0"}}
+
+
 @dataclasses.dataclass(frozen=True)
 class Component:
     """A module of the reference that a plugin replaces, the suites (comma-separated,
-    as ``--suite`` takes them; and a ``-k`` selection) that drive it, and how the mutant platform selects the mutated copy:
-    ``platform`` (it is the platform), ``custom_ops`` (``custom_ops_module``) or the
-    name of the platform factory returning a qualname in it."""
+    as ``--suite`` takes them; and a ``-k`` selection) that drive it, and how the
+    mutant platform selects the mutated copy: ``platform`` (it is the platform),
+    ``custom_ops`` (``custom_ops_module``) or the name of the platform factory
+    returning a qualname in it. ``hosts`` names the environments the suites run in
+    (a mutant is killed when it fails in any; each after the first runs only for a
+    mutant the ones before left alive)."""
 
     module: str
     suites: str
     selection: str | None
     wiring: str
+    hosts: dict[str, dict[str, str]] = dataclasses.field(default_factory=lambda: {"this host": {}})
 
 
 COMPONENTS = {
@@ -66,7 +77,7 @@ COMPONENTS = {
     "custom_ops": Component("conformance.reference_engine.kernels.cpu.ops", "platform",
                             "platform.custom_ops", "custom_ops"),
     "attention": Component("conformance.reference_engine.attention.cpu_attn", "attention", None,
-                           "get_attn_backend_cls"),
+                           "get_attn_backend_cls", EITHER_KERNEL_PATH),
     "worker": Component("conformance.reference_engine.worker.worker", "worker,engine", None,
                         "get_worker_cls"),
 }
@@ -110,7 +121,21 @@ class Outcome:
 
 
 def run_suite(component: Component, source: str, limit_s: float | None) -> Outcome:
-    """The component's suites against ``source`` as a plugin, stopping at the first failure."""
+    """The component's suites against ``source`` as a plugin in each of its hosts, until
+    one fails."""
+    seconds = 0.0
+    for host, overlay in component.hosts.items():
+        outcome = _run_on_host(component, source, overlay, limit_s)
+        seconds += outcome.seconds
+        if outcome.killed:
+            where = f" ({host})" if len(component.hosts) > 1 else ""
+            return Outcome(True, outcome.how + where, seconds)
+    return Outcome(False, "passed", seconds)
+
+
+def _run_on_host(component: Component, source: str, overlay: dict[str, str],
+                 limit_s: float | None) -> Outcome:
+    """The component's suites against ``source``, stopping at the first failure."""
     with tempfile.TemporaryDirectory(prefix="kit-mutant-") as folder:
         site = Path(folder) / "site"
         install_mutant(site, component, source)
@@ -119,7 +144,7 @@ def run_suite(component: Component, source: str, limit_s: float | None) -> Outco
                    "--conformance-record=mutant.record.json"]
         if component.selection:
             command += ["-k", component.selection]
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")]))}
+        env = {**os.environ, **overlay, "PYTHONPATH": os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")]))}
         started = time.perf_counter()
         try:
             run = subprocess.run(command, cwd=folder, env=env, capture_output=True, text=True,
