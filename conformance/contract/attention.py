@@ -113,7 +113,10 @@ class AttentionImpl(abc.ABC):
         model in each declared dtype other than the cache's. They match it with
         ``query``, ``key`` and ``value`` non-contiguous views of one fused projection,
         as an engine's attention layer passes them (``qkv.split`` along the last dim,
-        viewed as heads: the token stride is the whole row).
+        viewed as heads: the token stride is the whole row). They match it with
+        ``query`` and ``key`` tensors of their own beside a ``value`` still a view of
+        the projection, as a layer that normalises queries and keys per head passes
+        them (key and value then differ in strides).
 
         Rule ``attention.features.sliding_window``: with a sliding window ``w``, query
         at position ``p`` attends only to positions ``p - w + 1 .. p``, in prefill,
@@ -127,7 +130,8 @@ class AttentionImpl(abc.ABC):
         KV-cache dtype); padding tokens (slot -1) and every other slot are left as
         they were. Keys and values that are non-contiguous views of one fused
         projection (as an engine's attention layer passes them) are written as
-        contiguous ones are.
+        contiguous ones are, and so is a key of its own beside a value still such a
+        view.
 
         Rule ``attention.forward.output_in_place``: ``forward`` writes the result into
         the ``output`` it is given (``[num_tokens, num_heads, head_size]``) and

@@ -67,6 +67,7 @@ CLAUSES: dict[str, tuple[tuple[str, ...], ...]] = {
         ('with the cache in each declared KV-cache dtype', 'attention.forward.prefill',
          'attention.forward.decode', 'attention.forward.mixed'),
         ('non-contiguous views of one fused projection', 'attention/test_forward.py::test_mixed_on_fused_qkv_views'),
+        ('tensors of their own beside a ``value``', 'attention/test_forward.py::test_mixed_on_fused_qkv_views'),
     ),
     "attention.forward.output_in_place": (
         ('``forward`` writes the result into', 'attention.forward.output_in_place'),
@@ -90,6 +91,7 @@ CLAUSES: dict[str, tuple[tuple[str, ...], ...]] = {
         ("after ``forward``, every real token's", 'attention.kv_cache.write'),
         ('padding tokens (slot -1) and', 'attention.kv_cache.write'),
         ('non-contiguous views of one fused projection', 'attention/test_kv_cache.py::test_cache_writes_from_fused_qkv_views'),
+        ('a key of its own beside a value', 'attention/test_kv_cache.py::test_cache_writes_from_fused_qkv_views'),
     ),
     "attention.numerics.deterministic": (
         ('the same batch on the', 'attention.numerics.deterministic'),

@@ -345,6 +345,11 @@ BROKEN.update({
         # Right on tensors of their own: only the batches of fused QKV views see it,
         # in the output and in the cache.
         {"attention.forward.mixed", "attention.kv_cache.write"}),
+    "attention_key_strides_for_value": (
+        "kit_test_plugins.attention:KeyStridesForValuePlatform.plugin", "attention",
+        # Right while key and value share a layout: only the q/k-normed batches (a key
+        # of its own beside a value view of the fused projection) see it.
+        {"attention.forward.mixed", "attention.kv_cache.write"}),
     "attention_stale_plan": (
         "kit_test_plugins.attention:StalePlanPlatform.plugin", "attention",
         # Every other test builds one impl per batch; only a kept impl replays a plan.

@@ -146,9 +146,11 @@ class Batch:
     value: torch.Tensor
     kv_cache: torch.Tensor  # contexts written, every other slot NaN
     metadata: AttentionMetadata
-    #: The fused projection ``query``, ``key`` and ``value`` are views of (see
+    #: The fused projection ``query``, ``key`` and ``value`` come from (see
     #: ``split_qkv``), or None where each is a tensor of its own.
     qkv: torch.Tensor | None = None
+    #: One of ``FUSED_LAYOUTS`` where ``qkv`` is not None.
+    layout: str | None = None
 
     @property
     def num_tokens(self) -> int:
@@ -160,34 +162,47 @@ class Batch:
         return torch.full(self.query.shape, float("nan"), dtype=self.query.dtype, device=self.query.device)
 
     def inputs(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """Copies of ``query``, ``key`` and ``value`` in the batch's layout: views of one
-        copy of ``qkv`` where they are views of it (``clone`` of a view with gaps would
+        """Copies of ``query``, ``key`` and ``value`` in the batch's layout, made from one
+        copy of ``qkv`` where they come from it (``clone`` of a view with gaps would
         make it contiguous)."""
         if self.qkv is None:
             return self.query.clone(), self.key.clone(), self.value.clone()
-        return split_qkv(self.qkv.clone(), self.spec)
+        return split_qkv(self.qkv.clone(), self.spec, self.layout)
 
 
-def split_qkv(qkv: torch.Tensor, spec: BatchSpec) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Query, key and value as vLLM's attention layers pass them: views of one fused
-    QKV projection output ``[tokens, (heads + 2 * kv_heads) * head_size]``, split along
-    its last dim, whose token stride is the whole row: none of them is contiguous."""
+#: How query, key and value come from one fused QKV projection in a real model:
+#: ``"views"``, all three views of it, as vLLM's attention layers split it;
+#: ``"qk_normed"``, query and key rewritten into tensors of their own (a per-head
+#: q/k norm, as Qwen3 and OLMo 2 apply) beside a value still a view of it, so that
+#: key and value differ in strides.
+FUSED_LAYOUTS = ("views", "qk_normed")
+
+
+def split_qkv(qkv: torch.Tensor, spec: BatchSpec,
+              layout: str = "views") -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Query, key and value from one fused QKV projection output ``[tokens, (heads + 2 *
+    kv_heads) * head_size]`` in ``layout`` (``FUSED_LAYOUTS``): split along its last dim,
+    whose token stride is the whole row, so no view of it is contiguous."""
     q_size, kv_size = spec.num_heads * spec.head_size, spec.num_kv_heads * spec.head_size
     q, k, v = qkv.split([q_size, kv_size, kv_size], dim=-1)
-    return (q.view(-1, spec.num_heads, spec.head_size), k.view(-1, spec.num_kv_heads, spec.head_size),
-            v.view(-1, spec.num_kv_heads, spec.head_size))
+    q, k, v = (q.view(-1, spec.num_heads, spec.head_size), k.view(-1, spec.num_kv_heads, spec.head_size),
+               v.view(-1, spec.num_kv_heads, spec.head_size))
+    if layout == "qk_normed":
+        return q.contiguous(), k.contiguous(), v
+    return q, k, v
 
 
 def build_batch(spec: BatchSpec, backend: type[AttentionBackend], device: torch.device,
-                unused_tails: float = 0.0, fused_qkv: bool = False) -> Batch:
+                unused_tails: float = 0.0, fused_layout: str | None = None) -> Batch:
     """The tensors of ``spec``: each request's blocks are shuffled, non-contiguous ids
     of one cache (in the spec's KV-cache dtype); its context is already in the
     cache (as earlier steps left it: drawn in the model dtype, cast to the cache's),
     the slots of its new tokens and every block no request owns hold NaN, the unused
     tail of each request's last block holds ``unused_tails`` (zero, as an engine
     that zeroes new blocks leaves it; ``attention.kv_cache.unowned_slots`` makes it
-    NaN), and the batch ends with padding tokens whose slot is -1. With ``fused_qkv``
-    the same query, key and value are views of one fused projection (``split_qkv``)."""
+    NaN), and the batch ends with padding tokens whose slot is -1. With a
+    ``fused_layout`` the same query, key and value come from one fused projection in
+    that layout (``split_qkv``)."""
     exercised(head_sizes=spec.head_size, block_sizes=spec.block_size, dtypes=spec.dtype,
               kv_cache_dtypes=spec.selector.kv_cache_dtype)
     gen = torch.Generator().manual_seed(spec.seed)
@@ -232,10 +247,10 @@ def build_batch(spec: BatchSpec, backend: type[AttentionBackend], device: torch.
     )
     query, key, value = (rand(n + pad, spec.num_heads, 2.0), rand(n + pad, kv_heads, 2.0),
                          rand(n + pad, kv_heads, spec.value_scale))
-    if not fused_qkv:
+    if fused_layout is None:
         return Batch(spec, query.to(device), key.to(device), value.to(device), kv_cache.to(device), metadata)
     qkv = torch.cat([query.flatten(1), key.flatten(1), value.flatten(1)], dim=-1).to(device)
-    return Batch(spec, *split_qkv(qkv, spec), kv_cache.to(device), metadata, qkv)
+    return Batch(spec, *split_qkv(qkv, spec, fused_layout), kv_cache.to(device), metadata, qkv, fused_layout)
 
 
 def backend_for(platform, config: AttentionSelectorConfig) -> type[AttentionBackend]:
@@ -318,6 +333,18 @@ def note_reproducer(spec: BatchSpec, platform_name: str, contract: str) -> None:
         f"reproduce: {PROFILE_VARIABLE}={PROFILE} pytest --platform={platform_name} "
         f"--suite=attention -k {contract}\nbatch: {describe(spec)}"
     )
+
+
+def in_each_fused_layout(check):
+    """``check(spec, fused_layout=...)`` as a check of ``spec`` alone: run in every
+    layout of ``FUSED_LAYOUTS``, a failure naming its layout."""
+    def each(spec: BatchSpec) -> None:
+        for layout in FUSED_LAYOUTS:
+            try:
+                check(spec, fused_layout=layout)
+            except AssertionError as failure:
+                raise AssertionError(f"query, key and value {layout} of a fused projection: {failure}") from None
+    return each
 
 
 def check_each(specs: list[BatchSpec], check, contract: str) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -19,6 +21,7 @@ from conformance.suites.attention.strategies import (
     check_each,
     compare_with_oracle,
     describe,
+    in_each_fused_layout,
     make_impl,
     run_backend,
     run_oracle,
@@ -92,11 +95,13 @@ def _cover(platform, capabilities, kinds, contract):
 @pytest.mark.contract("attention.forward.mixed")
 def test_mixed_on_fused_qkv_views(platform, capabilities):
     """The sample batches of ``coverage.sample_specs`` (mixed, and one per cast
-    KV-cache dtype) with ``query``, ``key`` and ``value`` views of one fused QKV
-    projection, split as vLLM's attention layer splits it (token stride the whole
-    row), each compared with the float64 oracle within the dtype's tolerance."""
+    KV-cache dtype) with ``query``, ``key`` and ``value`` from one fused QKV
+    projection in each layout of ``strategies.FUSED_LAYOUTS`` (all three views, split
+    as vLLM's attention layer splits it; query and key q/k-normed into tensors of their
+    own), each compared with the float64 oracle within the dtype's tolerance."""
     check_each(sample_specs(capabilities),
-               lambda spec: compare_with_oracle(platform, spec, "attention.forward.mixed", fused_qkv=True),
+               in_each_fused_layout(functools.partial(compare_with_oracle, platform,
+                                                      contract="attention.forward.mixed")),
                "attention.forward.mixed")
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -15,6 +17,7 @@ from conformance.suites.attention.strategies import (
     batch_specs,
     build_batch,
     check_each,
+    in_each_fused_layout,
     note_reproducer,
     run_backend,
 )
@@ -74,9 +77,11 @@ def test_cache_writes_on_covering_batches(platform, capabilities):
 @pytest.mark.contract("attention.kv_cache.write")
 def test_cache_writes_from_fused_qkv_views(platform, capabilities):
     """The same bitwise comparison on the sample batches of ``coverage.sample_specs``,
-    with ``key`` and ``value`` (and ``query``) views of one fused QKV projection, split
-    as vLLM's attention layer splits it (token stride the whole row)."""
-    check_each(sample_specs(capabilities), lambda spec: _check_cache_writes(platform, spec, fused_qkv=True),
+    with ``key`` and ``value`` (and ``query``) from one fused QKV projection in each
+    layout of ``strategies.FUSED_LAYOUTS`` (views split as vLLM's attention layer
+    splits it; a q/k-normed key of its own beside a value view)."""
+    check_each(sample_specs(capabilities),
+               in_each_fused_layout(functools.partial(_check_cache_writes, platform)),
                "attention.kv_cache.write")
 
 

@@ -186,6 +186,16 @@ class ContiguousStridesImpl(CpuAttentionImpl):
         return super().forward(query, key, value, kv_cache, metadata, output)
 
 
+class KeyStridesForValueImpl(CpuAttentionImpl):
+    """Reads ``value`` with ``key``'s strides (as a kernel taking one token stride for
+    both does): right where the two share a layout (tensors of their own, or both
+    views of one fused projection), wrong beside a q/k-normed key of its own."""
+
+    def forward(self, query, key, value, kv_cache, metadata, output):
+        value = torch.as_strided(value, value.shape, key.stride())
+        return super().forward(query, key, value, kv_cache, metadata, output)
+
+
 class StalePlanImpl(CpuAttentionImpl):
     """Plans a batch once per request count (as kernels captured per batch shape
     are) and replays that plan whenever the count comes back: the second decode step
@@ -274,6 +284,7 @@ IgnoredSlidingWindowBackend, IgnoredSlidingWindowPlatform = _broken(IgnoredSlidi
 Fp16AccumulationBackend, Fp16AccumulationPlatform = _broken(Fp16AccumulationImpl)
 UnwrittenCacheBackend, UnwrittenCachePlatform = _broken(UnwrittenCacheImpl)
 ContiguousStridesBackend, ContiguousStridesPlatform = _broken(ContiguousStridesImpl)
+KeyStridesForValueBackend, KeyStridesForValuePlatform = _broken(KeyStridesForValueImpl)
 StalePlanBackend, StalePlanPlatform = _broken(StalePlanImpl)
 ShapeKeyedPlanBackend, ShapeKeyedPlanPlatform = _broken(ShapeKeyedPlanImpl)
 TailReadingBackend, TailReadingPlatform = _broken(TailReadingImpl)
