@@ -130,7 +130,7 @@ class AttentionImpl(abc.ABC):
         KV-cache dtype); padding tokens (slot -1) and every other slot are left as
         they were. Keys and values that are non-contiguous views of one fused
         projection (as an engine's attention layer passes them) are written as
-        contiguous ones are, and so is a key of its own beside a value still such a
+        contiguous ones are. So is a key of its own beside a value still such a
         view.
 
         Rule ``attention.forward.output_in_place``: ``forward`` writes the result into

@@ -91,7 +91,7 @@ CLAUSES: dict[str, tuple[tuple[str, ...], ...]] = {
         ("after ``forward``, every real token's", 'attention.kv_cache.write'),
         ('padding tokens (slot -1) and', 'attention.kv_cache.write'),
         ('non-contiguous views of one fused projection', 'attention/test_kv_cache.py::test_cache_writes_from_fused_qkv_views'),
-        ('a key of its own beside a value', 'attention/test_kv_cache.py::test_cache_writes_from_fused_qkv_views'),
+        ('So is a key of its own beside a value', 'attention/test_kv_cache.py::test_cache_writes_from_fused_qkv_views'),
     ),
     "attention.numerics.deterministic": (
         ('the same batch on the', 'attention.numerics.deterministic'),
