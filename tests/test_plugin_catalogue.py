@@ -120,7 +120,7 @@ def test_rank_hangs_and_crashes_are_outcomes(run_kit, kit_env, name):
     marker = f"CONFORMANCE_LEAK_PROBE={uuid.uuid4()}"
     key, value = marker.split("=")
     rank_timeout = patience.scaled(RANK_TIMEOUT_S)
-    run = run_kit(f"--platform={name}", "--suite=communicator", "-q",
+    run = run_kit(f"--platform={name}", "--suite=communicator", "-q", *catalogue.MISBEHAVING_SELECTION.get(name, ()),
                   f"--rank-timeout={rank_timeout:g}", "--conformance-record=run.record.json",
                   env={**kit_env, key: value})
 
