@@ -10,6 +10,8 @@ from __future__ import annotations
 import pytest
 from bridged_runs import run_bridged
 
+from conformance.bridges.vllm.communicator import collectives_path
+
 pytestmark = pytest.mark.requires_vllm
 
 
@@ -23,21 +25,13 @@ def _by_test(record: dict) -> dict[str, dict]:
     return {t["nodeid"].split("::", 1)[1]: t for t in record["tests"]}
 
 
-def _vllm_has_shared_memory_collectives() -> bool:
-    """Whether vLLM's CPU communicator takes its shared-memory path on this host: its
-    x86 build for the host's ISA has the ops (the AVX-512 one does; on an AVX2-only
-    host vLLM loads ``_C_AVX2``, which lacks them, and falls back to
-    ``torch.distributed`` over gloo)."""
-    import torch
-    import vllm._custom_ops  # noqa: F401  (loads the ``_C`` build for this host)
-
-    return hasattr(torch.ops._C, "init_shm_manager")
-
-
-#: Collectives given a strided view that fail on each of vLLM's two CPU paths.
+#: Collectives given a strided view that fail on each of vLLM's two CPU paths
+#: (``collectives_path``): its shared-memory collectives (the x86 build for AVX-512
+#: has them; on an AVX2-only host vLLM loads ``_C_AVX2``, which lacks them), or
+#: ``torch.distributed`` over gloo.
 STRIDED_FAILURES = {
     # Its shared-memory ops and gloo's send refuse the view; broadcast goes to gloo.
-    "shared memory": {"all_reduce", "all_gather", "gather", "broadcast", "reduce_scatter", "send_recv"},
+    "_CPUSHMDistributed": {"all_reduce", "all_gather", "gather", "broadcast", "reduce_scatter", "send_recv"},
     # gloo gathers a view right, but all_reduce and broadcast write it as if contiguous.
     "torch.distributed": {"all_reduce", "broadcast", "reduce_scatter", "send_recv"},
 }
@@ -66,7 +60,8 @@ def test_communicator_findings(tmp_path):
     assert record["provenance"]["plugin"]["bridge"]["interface"] == "vllm"
     strided = {name.removeprefix("test_").split("_on_strided_views[")[0]: test["outcome"]
                for name, test in tests.items() if "_on_strided_views[" in name}
-    path = "shared memory" if _vllm_has_shared_memory_collectives() else "torch.distributed"
+    path = collectives_path()
+    assert path in STRIDED_FAILURES, f"vLLM's CPU communicator takes a path not studied: {path}"
     assert len(strided) == 6, strided
     assert {name for name, outcome in strided.items() if outcome == "failed"} == STRIDED_FAILURES[path], (
         f"vLLM's {path} path: {strided}")

@@ -86,10 +86,29 @@ class VllmCommunicator(DeviceCommunicatorBase):
     def barrier(self) -> None:
         dist.barrier(group=self.cpu_group)
 
+    @property
+    def collectives_path(self) -> str:
+        """What vLLM's communicator runs its collectives through: ``torch.distributed``,
+        or the name of the module of vLLM's it chose instead (on CPU, its shared-memory
+        collectives, where vLLM's build for this host has them). A finding about one
+        path need not hold on the other."""
+        module = getattr(self.vllm, "dist_module", dist)
+        return "torch.distributed" if module is dist else type(module).__name__
+
     def destroy(self) -> None:
         self.vllm.destroy()
         if self._owns_world:
             dist.destroy_process_group()
+
+
+def collectives_path() -> str:
+    """``VllmCommunicator.collectives_path`` of a one-rank communicator built here: the
+    path vLLM takes on this host (it chooses by host and group name, not world size)."""
+    communicator = VllmCommunicator(torch.device("cpu"))
+    try:
+        return communicator.collectives_path
+    finally:
+        communicator.destroy()
 
 
 def vllm_communicator_class(qualname: str) -> type:
