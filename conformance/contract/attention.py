@@ -116,7 +116,11 @@ class AttentionImpl(abc.ABC):
         viewed as heads: the token stride is the whole row). They match it with
         ``query`` and ``key`` tensors of their own beside a ``value`` still a view of
         the projection, as a layer that normalises queries and keys per head passes
-        them (key and value then differ in strides).
+        them (key and value then differ in strides). They match it with ``query``,
+        ``key`` and ``value`` views of a projection laid out per KV head
+        (``[tokens, kv_heads, group + 2, head_size]``, as GPT-NeoX's and Falcon's
+        layers split it), whose heads are not packed (a head stride other than
+        ``head_size``).
 
         Rule ``attention.features.sliding_window``: with a sliding window ``w``, query
         at position ``p`` attends only to positions ``p - w + 1 .. p``, in prefill,
@@ -131,7 +135,10 @@ class AttentionImpl(abc.ABC):
         they were. Keys and values that are non-contiguous views of one fused
         projection (as an engine's attention layer passes them) are written as
         contiguous ones are. So is a key of its own beside a value still such a
-        view.
+        view. So are keys and values viewed from a projection laid out per KV head,
+        whose heads are not packed. A token whose slot is -1 is padding wherever it
+        lies, inside ``num_actual_tokens`` too (as vLLM's drafter marks its tokens past
+        the model's length), and changes no slot.
 
         Rule ``attention.forward.output_in_place``: ``forward`` writes the result into
         the ``output`` it is given (``[num_tokens, num_heads, head_size]``) and
@@ -211,5 +218,7 @@ class AttentionBackend(abc.ABC):
         (``get_attn_backend_cls`` raises ``ValueError``, so no engine can build the
         layer), or else by the backend, whose ``validate_configuration`` returns a
         non-empty reason and whose layer, built anyway, raises ``ValueError`` from
-        ``forward`` instead of computing a wrong answer.
+        ``forward`` instead of computing a wrong answer. A sliding window or logits
+        soft cap that is not positive lies outside every declaration, the feature
+        declared or not.
         """

@@ -49,6 +49,7 @@ CLAUSES: dict[str, tuple[tuple[str, ...], ...]] = {
     ),
     "attention.config.refuses_undeclared": (
         ('a configuration outside the declared', 'attention.config.refuses_undeclared'),
+        ('logits soft cap that is not positive', 'attention.config.refuses_undeclared'),
     ),
     "attention.features.logits_soft_cap": (
         ('with a soft cap ``c``', 'attention.features.logits_soft_cap'),
@@ -68,6 +69,7 @@ CLAUSES: dict[str, tuple[tuple[str, ...], ...]] = {
          'attention.forward.decode', 'attention.forward.mixed'),
         ('non-contiguous views of one fused projection', 'attention/test_forward.py::test_mixed_on_fused_qkv_views'),
         ('tensors of their own beside a ``value``', 'attention/test_forward.py::test_mixed_on_fused_qkv_views'),
+        ('laid out per KV head', 'attention/test_forward.py::test_mixed_on_fused_qkv_views'),
     ),
     "attention.forward.output_in_place": (
         ('``forward`` writes the result into', 'attention.forward.output_in_place'),
@@ -92,6 +94,9 @@ CLAUSES: dict[str, tuple[tuple[str, ...], ...]] = {
         ('padding tokens (slot -1) and', 'attention.kv_cache.write'),
         ('non-contiguous views of one fused projection', 'attention/test_kv_cache.py::test_cache_writes_from_fused_qkv_views'),
         ('So is a key of its own beside a value', 'attention/test_kv_cache.py::test_cache_writes_from_fused_qkv_views'),
+        ('laid out per KV head', 'attention/test_kv_cache.py::test_cache_writes_from_fused_qkv_views'),
+        ('A token whose slot is -1',
+         'attention/test_kv_cache.py::test_tokens_of_slot_minus_one_among_the_real_ones_are_not_written'),
     ),
     "attention.numerics.deterministic": (
         ('the same batch on the', 'attention.numerics.deterministic'),

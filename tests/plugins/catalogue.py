@@ -355,6 +355,15 @@ BROKEN.update({
         # Right while key and value share a layout: only the q/k-normed batches (a key
         # of its own beside a value view of the fused projection) see it.
         {"attention.forward.mixed", "attention.kv_cache.write"}),
+    "attention_packed_heads_assumed": (
+        "kit_test_plugins.attention:PackedHeadsAssumedPlatform.plugin", "attention",
+        # Right while a token's query heads are packed: only the per-KV-head layout of
+        # a fused projection, with a KV head per query head, sees it (in the output).
+        {"attention.forward.mixed"}),
+    "attention_padding_only_after_real_tokens": (
+        "kit_test_plugins.attention:PaddingOnlyAfterRealTokensPlatform.plugin", "attention",
+        # Only slots of -1 inside num_actual_tokens reach its write.
+        {"attention.kv_cache.write"}),
     "attention_stale_plan": (
         "kit_test_plugins.attention:StalePlanPlatform.plugin", "attention",
         # Every other test builds one impl per batch; only a kept impl replays a plan.
@@ -389,7 +398,9 @@ BROKEN.update({
         {"attention.kv_cache.unowned_slots"}),
     "attention_ignored_sliding_window": (
         "kit_test_plugins.attention:IgnoredSlidingWindowPlatform.plugin", "attention",
-        {"attention.features.sliding_window"}),
+        # A layer built with a window of 0 forgets it too, and computes instead of
+        # refusing.
+        {"attention.features.sliding_window", "attention.config.refuses_undeclared"}),
     "attention_fp16_accumulation": (
         "kit_test_plugins.attention:Fp16AccumulationPlatform.plugin", "attention",
         {"attention.numerics.fp16_long_context"}),
@@ -476,6 +487,10 @@ BROKEN.update({
     ),
     "accepting_everything_attention": (
         "kit_test_plugins.attention:AcceptingEverythingPlatform.plugin", "attention",
+        {"attention.config.refuses_undeclared"},
+    ),
+    "attention_non_positive_window": (
+        "kit_test_plugins.attention:NonPositiveWindowPlatform.plugin", "attention",
         {"attention.config.refuses_undeclared"},
     ),
     "refusing_declared_head_size": (

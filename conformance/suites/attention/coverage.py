@@ -19,6 +19,7 @@ of each declared KV-cache dtype it lacks, and none of the breaking sizes.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 
 from conformance.suites.attention.strategies import GQA_GROUPS, KV_HEAD_COUNTS, PROFILE, BatchSpec
@@ -119,6 +120,14 @@ def sample_specs(capabilities) -> list[BatchSpec]:
     casts the new keys and values)."""
     covering = covering_specs(capabilities, ("prefill", "chunked", "decode"))
     return covering[:4] + cast_cache_specs(covering)
+
+
+def fused_qkv_specs(capabilities) -> list[BatchSpec]:
+    """The sample batches, and the first again with four heads of their own (MHA, as
+    GPT-NeoX's layers have): there the per-KV-head layout of a fused projection leaves
+    the query's heads unpacked too, not only the key's and value's."""
+    sample = sample_specs(capabilities)
+    return [*sample, dataclasses.replace(sample[0], num_kv_heads=4, group=1)]
 
 
 def cast_cache_specs(specs: list[BatchSpec]) -> list[BatchSpec]:

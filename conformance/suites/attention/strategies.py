@@ -78,6 +78,10 @@ class BatchSpec:
     value_scale: float = 1.0
     #: A declared KV-cache dtype: ``"auto"`` (the model's) or a dtype's name.
     kv_cache_dtype: str = "auto"
+    #: The last this many new tokens of each request (all but its first) have slot
+    #: -1 although they lie inside ``num_actual_tokens``, as vLLM's drafter gives its
+    #: tokens past the model's length: real rows the cache must not receive.
+    unslotted_tail: int = 0
 
     @property
     def num_heads(self) -> int:
@@ -138,6 +142,56 @@ def batch_specs(draw, capabilities, kinds=("prefill", "chunked", "decode"), *,
     )
 
 
+#: How query, key and value come from one fused QKV projection in a real model:
+#: ``"views"``, all three views of it, as vLLM's attention layers split it;
+#: ``"qk_normed"``, query and key rewritten into tensors of their own (a per-head
+#: q/k norm, as Qwen3 and OLMo 2 apply) beside a value still a view of it, so that
+#: key and value differ in strides; ``"per_head"``, the projection laid out per KV
+#: head (``[tokens, kv_heads, group + 2, head_size]``, as GPT-NeoX's and Falcon's
+#: layers split it), so that the heads of key and value (and of query, with one
+#: query head per KV head) are not packed: their head stride exceeds ``head_size``.
+FUSED_LAYOUTS = ("views", "qk_normed", "per_head")
+
+
+@dataclasses.dataclass(frozen=True)
+class FusedQkv:
+    """One fused QKV projection's output, and the layout (one of ``FUSED_LAYOUTS``)
+    query, key and value are taken from it in."""
+
+    tensor: torch.Tensor
+    layout: str
+
+    def __post_init__(self) -> None:
+        if self.layout not in FUSED_LAYOUTS:
+            raise ValueError(f"fused QKV layout {self.layout!r} is not one of {FUSED_LAYOUTS}")
+
+    @classmethod
+    def of(cls, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, spec: BatchSpec,
+           layout: str) -> FusedQkv:
+        """The projection ``split`` takes ``query``, ``key`` and ``value`` back from."""
+        if layout == "per_head":
+            per_kv_head = [t.reshape(t.shape[0], spec.num_kv_heads, -1, spec.head_size) for t in (query, key, value)]
+            return cls(torch.cat(per_kv_head, dim=2).flatten(1), layout)
+        return cls(torch.cat([query.flatten(1), key.flatten(1), value.flatten(1)], dim=-1), layout)
+
+    def split(self, spec: BatchSpec, tensor: torch.Tensor | None = None
+              ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Query, key and value as views of ``tensor`` (this projection, or a copy of
+        it) laid out as ``layout`` says. The token stride of each is the whole row, so
+        none is contiguous."""
+        qkv = self.tensor if tensor is None else tensor
+        heads, kv_heads, head = spec.num_heads, spec.num_kv_heads, spec.head_size
+        if self.layout == "per_head":
+            rows = qkv.view(-1, kv_heads, spec.group + 2, head)
+            # A view where each KV head has one query head; a copy otherwise.
+            return rows[:, :, :spec.group].reshape(-1, heads, head), rows[:, :, spec.group], rows[:, :, -1]
+        q, k, v = qkv.split([heads * head, kv_heads * head, kv_heads * head], dim=-1)
+        q, k, v = q.view(-1, heads, head), k.view(-1, kv_heads, head), v.view(-1, kv_heads, head)
+        if self.layout == "qk_normed":
+            return q.contiguous(), k.contiguous(), v
+        return q, k, v
+
+
 @dataclasses.dataclass
 class Batch:
     spec: BatchSpec
@@ -146,11 +200,9 @@ class Batch:
     value: torch.Tensor
     kv_cache: torch.Tensor  # contexts written, every other slot NaN
     metadata: AttentionMetadata
-    #: The fused projection ``query``, ``key`` and ``value`` come from (see
-    #: ``split_qkv``), or None where each is a tensor of its own.
-    qkv: torch.Tensor | None = None
-    #: One of ``FUSED_LAYOUTS`` where ``qkv`` is not None.
-    layout: str | None = None
+    #: Where ``query``, ``key`` and ``value`` are taken from one fused projection
+    #: (None: each is a tensor of its own).
+    fused: FusedQkv | None = None
 
     @property
     def num_tokens(self) -> int:
@@ -163,33 +215,11 @@ class Batch:
 
     def inputs(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Copies of ``query``, ``key`` and ``value`` in the batch's layout, made from one
-        copy of ``qkv`` where they come from it (``clone`` of a view with gaps would
-        make it contiguous)."""
-        if self.qkv is None:
+        copy of the fused projection where they come from it (``clone`` of a view with
+        gaps would make it contiguous)."""
+        if self.fused is None:
             return self.query.clone(), self.key.clone(), self.value.clone()
-        return split_qkv(self.qkv.clone(), self.spec, self.layout)
-
-
-#: How query, key and value come from one fused QKV projection in a real model:
-#: ``"views"``, all three views of it, as vLLM's attention layers split it;
-#: ``"qk_normed"``, query and key rewritten into tensors of their own (a per-head
-#: q/k norm, as Qwen3 and OLMo 2 apply) beside a value still a view of it, so that
-#: key and value differ in strides.
-FUSED_LAYOUTS = ("views", "qk_normed")
-
-
-def split_qkv(qkv: torch.Tensor, spec: BatchSpec,
-              layout: str = "views") -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Query, key and value from one fused QKV projection output ``[tokens, (heads + 2 *
-    kv_heads) * head_size]`` in ``layout`` (``FUSED_LAYOUTS``): split along its last dim,
-    whose token stride is the whole row, so no view of it is contiguous."""
-    q_size, kv_size = spec.num_heads * spec.head_size, spec.num_kv_heads * spec.head_size
-    q, k, v = qkv.split([q_size, kv_size, kv_size], dim=-1)
-    q, k, v = (q.view(-1, spec.num_heads, spec.head_size), k.view(-1, spec.num_kv_heads, spec.head_size),
-               v.view(-1, spec.num_kv_heads, spec.head_size))
-    if layout == "qk_normed":
-        return q.contiguous(), k.contiguous(), v
-    return q, k, v
+        return self.fused.split(self.spec, self.fused.tensor.clone())
 
 
 def build_batch(spec: BatchSpec, backend: type[AttentionBackend], device: torch.device,
@@ -200,9 +230,10 @@ def build_batch(spec: BatchSpec, backend: type[AttentionBackend], device: torch.
     the slots of its new tokens and every block no request owns hold NaN, the unused
     tail of each request's last block holds ``unused_tails`` (zero, as an engine
     that zeroes new blocks leaves it; ``attention.kv_cache.unowned_slots`` makes it
-    NaN), and the batch ends with padding tokens whose slot is -1. With a
+    NaN), and the batch ends with padding tokens whose slot is -1 (and the last
+    ``unslotted_tail`` new tokens of each request have slot -1 too). With a
     ``fused_layout`` the same query, key and value come from one fused projection in
-    that layout (``split_qkv``)."""
+    that layout (``FusedQkv``)."""
     exercised(head_sizes=spec.head_size, block_sizes=spec.block_size, dtypes=spec.dtype,
               kv_cache_dtypes=spec.selector.kv_cache_dtype)
     gen = torch.Generator().manual_seed(spec.seed)
@@ -238,6 +269,8 @@ def build_batch(spec: BatchSpec, backend: type[AttentionBackend], device: torch.
         value_cache[written] = rand(context, kv_heads, spec.value_scale).to(spec.cache_dtype)
     n, pad = sum(spec.query_lens), spec.padding_tokens
     new_slots = [slots(r, c, c + q) for r, (q, c) in enumerate(zip(spec.query_lens, spec.context_lens))]
+    for written in new_slots:
+        written[max(1, len(written) - spec.unslotted_tail):] = -1
     slot_mapping = torch.cat([*new_slots, torch.full((pad,), -1, dtype=torch.long)])
     query_start_loc = torch.tensor([0, *spec.query_lens], dtype=torch.int32).cumsum(0, dtype=torch.int32)
     metadata = AttentionMetadata(
@@ -249,8 +282,9 @@ def build_batch(spec: BatchSpec, backend: type[AttentionBackend], device: torch.
                          rand(n + pad, kv_heads, spec.value_scale))
     if fused_layout is None:
         return Batch(spec, query.to(device), key.to(device), value.to(device), kv_cache.to(device), metadata)
-    qkv = torch.cat([query.flatten(1), key.flatten(1), value.flatten(1)], dim=-1).to(device)
-    return Batch(spec, *split_qkv(qkv, spec, fused_layout), kv_cache.to(device), metadata, qkv, fused_layout)
+    fused = FusedQkv.of(query, key, value, spec, fused_layout)
+    fused = FusedQkv(fused.tensor.to(device), fused_layout)
+    return Batch(spec, *fused.split(spec), kv_cache.to(device), metadata, fused)
 
 
 def backend_for(platform, config: AttentionSelectorConfig) -> type[AttentionBackend]:
@@ -294,8 +328,9 @@ def assert_cache_written(kv_cache: torch.Tensor, batch: Batch) -> None:
     expected = batch.kv_cache.clone()
     n = batch.num_tokens
     slots = batch.metadata.slot_mapping[:n]
+    written = slots >= 0
     for index, new in ((0, batch.key), (1, batch.value)):
-        expected[index].view(-1, spec.num_kv_heads, spec.head_size)[slots] = new[:n].to(expected.dtype)
+        expected[index].view(-1, spec.num_kv_heads, spec.head_size)[slots[written]] = new[:n][written].to(expected.dtype)
     # NaN compares unequal to itself: compare bit patterns.
     wrong = (bits(kv_cache.cpu()) != bits(expected.cpu())).any(dim=-1).any(dim=-1)  # [2, blocks, block_size]
     if wrong.any():
@@ -322,7 +357,8 @@ def describe(spec: BatchSpec) -> str:
             f"context_lens={lengths(spec.context_lens)}, heads={spec.num_heads}/{spec.num_kv_heads} kv, "
             f"head_size={spec.head_size}, block_size={spec.block_size}, dtype={spec.dtype}, "
             f"kv_cache_dtype={spec.kv_cache_dtype}, "
-            f"padding_tokens={spec.padding_tokens}, sliding_window={spec.sliding_window}, "
+            f"padding_tokens={spec.padding_tokens}, unslotted_tail={spec.unslotted_tail}, "
+            f"sliding_window={spec.sliding_window}, "
             f"logits_soft_cap={spec.logits_soft_cap}, seed={spec.seed}")
 
 

@@ -32,6 +32,9 @@ def _undeclared_variants(capabilities) -> list[tuple[str, AttentionSelectorConfi
         variants.append(("sliding window", dataclasses.replace(base, sliding_window=8)))
     if not capabilities.supports("logits_soft_cap"):
         variants.append(("logits soft cap", dataclasses.replace(base, logits_soft_cap=30.0)))
+    # Outside every declaration: a kernel taking 0 for "no window" computes without one.
+    variants += [("sliding window", dataclasses.replace(base, sliding_window=w)) for w in (0, -1)]
+    variants += [("logits soft cap", dataclasses.replace(base, logits_soft_cap=c)) for c in (0.0, -30.0)]
     return variants
 
 
@@ -64,8 +67,9 @@ def _refused_at_selection(platform, config: AttentionSelectorConfig) -> bool:
 def test_refuses_undeclared_instead_of_computing(platform, capabilities):
     """Moves one axis of the first declared configuration out of the declared set (head
     and block sizes above, below and between the declared ones, a block size no power of
-    two, float64 and each undeclared dtype, undeclared features); a variant the platform
-    selects anyway is checked for reasons and a raising 2-token prefill."""
+    two, float64 and each undeclared dtype, undeclared features, a sliding window of 0
+    and -1, a soft cap of 0 and -30); a variant the platform selects anyway is checked
+    for reasons and a raising 2-token prefill."""
     backend = backend_for(platform, _declared(capabilities))
     for axis, config in _undeclared_variants(capabilities):
         if _refused_at_selection(platform, config):

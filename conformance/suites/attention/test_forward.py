@@ -8,7 +8,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conformance.suites.attention.coverage import covering_specs, sample_specs, successive_steps
+from conformance.suites.attention.coverage import (
+    covering_specs,
+    fused_qkv_specs,
+    sample_specs,
+    successive_steps,
+)
 from conformance.suites.attention.strategies import (
     SUITE_SETTINGS,
     BatchSpec,
@@ -94,12 +99,14 @@ def _cover(platform, capabilities, kinds, contract):
 
 @pytest.mark.contract("attention.forward.mixed")
 def test_mixed_on_fused_qkv_views(platform, capabilities):
-    """The sample batches of ``coverage.sample_specs`` (mixed, and one per cast
-    KV-cache dtype) with ``query``, ``key`` and ``value`` from one fused QKV
-    projection in each layout of ``strategies.FUSED_LAYOUTS`` (all three views, split
-    as vLLM's attention layer splits it; query and key q/k-normed into tensors of their
-    own), each compared with the float64 oracle within the dtype's tolerance."""
-    check_each(sample_specs(capabilities),
+    """The batches of ``coverage.fused_qkv_specs`` (mixed, one per cast KV-cache
+    dtype, and one of four heads with a KV head each) with ``query``, ``key`` and
+    ``value`` from one fused QKV projection in each layout of
+    ``strategies.FUSED_LAYOUTS`` (all three views, split as vLLM's attention layer
+    splits it; query and key q/k-normed into tensors of their own; views of a
+    projection laid out per KV head, whose heads are not packed), each compared with
+    the float64 oracle within the dtype's tolerance."""
+    check_each(fused_qkv_specs(capabilities),
                in_each_fused_layout(functools.partial(compare_with_oracle, platform,
                                                       contract="attention.forward.mixed")),
                "attention.forward.mixed")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 
 import pytest
@@ -9,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conformance.contract.attention import AttentionSelectorConfig
-from conformance.suites.attention.coverage import covering_specs, sample_specs
+from conformance.suites.attention.coverage import covering_specs, fused_qkv_specs, sample_specs
 from conformance.suites.attention.strategies import (
     SUITE_SETTINGS,
     assert_cache_written,
@@ -76,13 +77,27 @@ def test_cache_writes_on_covering_batches(platform, capabilities):
 
 @pytest.mark.contract("attention.kv_cache.write")
 def test_cache_writes_from_fused_qkv_views(platform, capabilities):
-    """The same bitwise comparison on the sample batches of ``coverage.sample_specs``,
+    """The same bitwise comparison on the batches of ``coverage.fused_qkv_specs``,
     with ``key`` and ``value`` (and ``query``) from one fused QKV projection in each
     layout of ``strategies.FUSED_LAYOUTS`` (views split as vLLM's attention layer
-    splits it; a q/k-normed key of its own beside a value view)."""
-    check_each(sample_specs(capabilities),
+    splits it; a q/k-normed key of its own beside a value view; views of a projection
+    laid out per KV head, whose heads are not packed)."""
+    check_each(fused_qkv_specs(capabilities),
                in_each_fused_layout(functools.partial(_check_cache_writes, platform)),
                "attention.kv_cache.write")
+
+
+@pytest.mark.contract("attention.kv_cache.write")
+def test_tokens_of_slot_minus_one_among_the_real_ones_are_not_written(platform, capabilities):
+    """The same bitwise comparison on the sample batches of ``coverage.sample_specs``
+    whose last new token of each request of several (then its last two) has slot -1
+    inside ``num_actual_tokens``, as vLLM's drafter marks its tokens past the model's
+    length: padding, whose rows must change no slot (a backend that treats only the
+    rows after ``num_actual_tokens`` as padding writes them at slot -1, the cache's
+    last)."""
+    check_each([dataclasses.replace(spec, unslotted_tail=tail)
+                for tail in (1, 2) for spec in sample_specs(capabilities)],
+               functools.partial(_check_cache_writes, platform), "attention.kv_cache.write")
 
 
 def _check_cache_writes(platform, spec, **build) -> None:

@@ -196,6 +196,28 @@ class KeyStridesForValueImpl(CpuAttentionImpl):
         return super().forward(query, key, value, kv_cache, metadata, output)
 
 
+class PackedHeadsAssumedImpl(CpuAttentionImpl):
+    """Reads ``query`` with its token stride but with heads packed ``head_size`` apart
+    (as a kernel taking one row stride does): right on tensors of their own and on
+    views split along the row, wrong on a projection laid out per KV head, where a
+    token's query heads lie further apart."""
+
+    def forward(self, query, key, value, kv_cache, metadata, output):
+        query = torch.as_strided(query, query.shape, (query.stride(0), query.shape[2], 1))
+        return super().forward(query, key, value, kv_cache, metadata, output)
+
+
+class PaddingOnlyAfterRealTokensImpl(CpuAttentionImpl):
+    """Takes only the rows after ``num_actual_tokens`` for padding: writes every real
+    row at its slot by indexing, so a slot of -1 among them lands in the cache's last
+    slot (Python's negative index) instead of nowhere."""
+
+    def write_kv(self, key, value, kv_cache, slot_mapping):
+        num_kv_heads, head_size = kv_cache.shape[3], kv_cache.shape[4]
+        for half, new in ((0, key), (1, value)):
+            kv_cache[half].view(-1, num_kv_heads, head_size)[slot_mapping.long()] = new.to(kv_cache.dtype)
+
+
 class StalePlanImpl(CpuAttentionImpl):
     """Plans a batch once per request count (as kernels captured per batch shape
     are) and replays that plan whenever the count comes back: the second decode step
@@ -290,6 +312,8 @@ ShapeKeyedPlanBackend, ShapeKeyedPlanPlatform = _broken(ShapeKeyedPlanImpl)
 TailReadingBackend, TailReadingPlatform = _broken(TailReadingImpl)
 CapturedOutputBackend, CapturedOutputPlatform = _broken(CapturedOutputImpl)
 ShapeKeyedSlotsBackend, ShapeKeyedSlotsPlatform = _broken(ShapeKeyedSlotsImpl)
+PackedHeadsAssumedBackend, PackedHeadsAssumedPlatform = _broken(PackedHeadsAssumedImpl)
+PaddingOnlyAfterRealTokensBackend, PaddingOnlyAfterRealTokensPlatform = _broken(PaddingOnlyAfterRealTokensImpl)
 KeyCastInPlaceBackend, KeyCastInPlacePlatform = _broken(KeyCastInPlaceImpl, CastCacheTestPlatform)
 Bf16StagedCacheWriteBackend, Bf16StagedCacheWritePlatform = _broken(Bf16StagedCacheWriteImpl, CastCacheTestPlatform)
 
@@ -301,6 +325,22 @@ class ZeroedTailReadingPlatform(TailReadingPlatform):
     capabilities = dataclasses.replace(
         TailReadingPlatform.capabilities,
         features=TailReadingPlatform.capabilities.features | {"zeroed_cache_blocks"})
+
+
+class NonPositiveWindowBackend(CpuAttentionBackend):
+    """Checks that a sliding window and a soft cap are declared, not that they are
+    positive: a window of 0 reaches its kernel, which takes 0 for "no window", and a
+    soft cap of 0 divides by zero."""
+
+    @classmethod
+    def validate_configuration(cls, config) -> list[str]:
+        return super().validate_configuration(dataclasses.replace(
+            config, sliding_window=config.sliding_window and abs(config.sliding_window) or None,
+            logits_soft_cap=config.logits_soft_cap and abs(config.logits_soft_cap) or None))
+
+
+class NonPositiveWindowPlatform(AttentionTestPlatform):
+    attention_backend = f"{__name__}.NonPositiveWindowBackend"
 
 
 class AcceptingEverythingBackend(CpuAttentionBackend):
