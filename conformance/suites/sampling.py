@@ -2,7 +2,7 @@
 every sampling parameter, the rule a sampled token obeys whatever the dtype, and how
 close a sampled pick must be to the reference's.
 
-The parameters are hot (temperature 2 to 4), so a sampler that ignores ``top_k`` or
+The parameters are hot (temperature 2 to 5), so a sampler that ignores ``top_k`` or
 ``top_p`` draws outside the kept set almost every time; each is seeded, so the
 reference's draws can be compared token for token in float32.
 """
@@ -16,6 +16,11 @@ FILTERED = (
     SamplingParams(temperature=3.0, top_k=3, seed=2001, logprobs=TOP_N),
     SamplingParams(temperature=2.0, top_p=0.3, seed=2002, logprobs=TOP_N),
     SamplingParams(temperature=4.0, top_k=5, top_p=0.5, seed=2003, logprobs=TOP_N),
+    # The narrowest filter of each kind, at the hottest temperature: only the top token
+    # may be drawn. A sampler that leaves top_k=1 to a greedy path, or takes a tiny
+    # top_p for "off", draws from the whole vocabulary.
+    SamplingParams(temperature=5.0, top_k=1, seed=2004, logprobs=TOP_N),
+    SamplingParams(temperature=5.0, top_p=1e-4, seed=2005, logprobs=TOP_N),
 )
 
 

@@ -28,8 +28,10 @@ PROMPTS = [[(17 * n + 5 * k) % 4000 + 10 for k in range(length)]
 MAX_TOKENS = 12
 GREEDY = SamplingParams(temperature=0.0, max_tokens=MAX_TOKENS, logprobs=TOP_N, ignore_eos=True)
 SEEDED = SamplingParams(temperature=1.0, seed=4321, max_tokens=MAX_TOKENS, ignore_eos=True)
-#: One prompt per filtered request of ``sampling.FILTERED``, each generating a few tokens.
+#: The filtered requests of ``sampling.FILTERED``, each generating a few tokens from
+#: a prompt of ``PROMPTS`` (in turn).
 FILTERED_REQUESTS = [dataclasses.replace(params, max_tokens=6, ignore_eos=True) for params in FILTERED]
+FILTERED_PROMPTS = [PROMPTS[i % len(PROMPTS)] for i in range(len(FILTERED_REQUESTS))]
 LLM_SETTINGS = dict(max_model_len=model_settings.MAX_MODEL_LEN, max_num_seqs=8)
 
 
@@ -76,7 +78,7 @@ def _runs(makers: dict[str, Callable[[], list[Completion]]]) -> Runs:
 
 
 def _filtered(llm: LLM) -> dict[str, Callable[[], list[Completion]]]:
-    return {"filtered": lambda: completions(llm, PROMPTS, FILTERED_REQUESTS)}
+    return {"filtered": lambda: completions(llm, FILTERED_PROMPTS, FILTERED_REQUESTS)}
 
 
 def _plugin_runs(llm: LLM) -> dict[str, Callable[[], list[Completion]]]:

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from conformance.suites.closeness import TOLERANCES, sequence_problem, tolerance_for
-from conformance.suites.engine.generations import FILTERED_REQUESTS, PROMPTS
+from conformance.suites.engine.generations import FILTERED_PROMPTS, FILTERED_REQUESTS, PROMPTS
 from conformance.suites.model_settings import dtype_name
 from conformance.suites.sampling import outside_top_k, sampled_position_problem
 from conformance.suites.support import not_supported
@@ -18,8 +18,8 @@ def _require_dtype(capabilities, dtype: torch.dtype) -> None:
         not_supported(f"dtype {dtype_name(dtype)} is not declared")
 
 
-def _close_problems(reference, plugin, tolerance, what: str, **rule) -> list[str]:
-    return [f"{what}, prompt {i} ({len(PROMPTS[i])} tokens): {problem}"
+def _close_problems(reference, plugin, tolerance, what: str, prompts=PROMPTS, **rule) -> list[str]:
+    return [f"{what}, prompt {i} ({len(prompts[i])} tokens): {problem}"
             for i, (ref, got) in enumerate(zip(reference, plugin, strict=True))
             if (problem := sequence_problem(ref.tokens, ref.logprobs, got.tokens, got.logprobs,
                                             tolerance, **rule))]
@@ -74,7 +74,8 @@ def test_every_declared_block_size(platform, generations, suite_dtype):
 
 @pytest.mark.contract("engine.generate.sampling_params")
 def test_filtered_sampling_matches_reference(generations, suite_dtype):
-    """Three prompts, each with one seeded filtered request of ``sampling.FILTERED`` for
+    """Each seeded filtered request of ``sampling.FILTERED`` (the narrowest filters,
+    ``top_k=1`` and ``top_p=1e-4``, among them) on a prompt of three, in one batch, for
     6 tokens: each position is checked with ``outside_top_k``, and completions compared
     with the reference's by ``sampled_position_problem``."""
     plugin = generations.plugin(suite_dtype)["filtered"]
@@ -83,7 +84,8 @@ def test_filtered_sampling_matches_reference(generations, suite_dtype):
                 for position, (token, logprobs) in enumerate(zip(completion.tokens, completion.logprobs))
                 if (problem := outside_top_k(token, logprobs, params))]
     problems += _close_problems(generations.reference(suite_dtype)["filtered"], plugin,
-                                TOLERANCES[suite_dtype], "filtered", rule=sampled_position_problem)
+                                TOLERANCES[suite_dtype], "filtered", FILTERED_PROMPTS,
+                                rule=sampled_position_problem)
     assert not problems, "\n".join(problems[:5])
 
 

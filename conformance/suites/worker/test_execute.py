@@ -80,9 +80,10 @@ def test_every_declared_block_size_and_dtype(platform, worker_config, steps):
 
 @pytest.mark.contract("worker.execute.sampling_params")
 def test_filtered_sampling_matches_reference(reference_run, plugin_run, tolerance):
-    """On the script's filtered step (seeded ``top_k`` 3, ``top_p`` 0.3, and both)
-    checks each pick with ``outside_top_k`` against its own logprobs, then compares with
-    the reference worker by ``sampled_position_problem``."""
+    """On the script's filtered step (seeded ``top_k`` 3, ``top_p`` 0.3, both, and the
+    narrowest of each, ``top_k=1`` and ``top_p=1e-4``, at temperature 5) checks each
+    pick with ``outside_top_k`` against its own logprobs, then compares with the
+    reference worker by ``sampled_position_problem``."""
     (index,) = [i for i, step in enumerate(plugin_run.steps) if step.kind == "filtered"]
     result, requests = plugin_run.results[index], plugin_run.steps[index].output.requests
     problems = [f"request {request.request_id!r}: {problem}"

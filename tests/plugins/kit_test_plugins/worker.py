@@ -58,6 +58,16 @@ class FilterIgnoringWorker(Worker):
         return super().execute_model(dataclasses.replace(scheduler_output, requests=unfiltered))
 
 
+class TopKOneUnfilteredWorker(Worker):
+    """Takes ``top_k=1`` for a greedy request and leaves it to the greedy path, which a
+    request with a temperature never takes: its filter keeps the whole vocabulary."""
+
+    def execute_model(self, scheduler_output):
+        requests = [dataclasses.replace(r, params=dataclasses.replace(r.params, top_k=0)) if r.params.top_k == 1
+                    else r for r in scheduler_output.requests]
+        return super().execute_model(dataclasses.replace(scheduler_output, requests=requests))
+
+
 class StaleTokensWorker(Worker):
     """Returns, for a request it sampled in the previous step, that step's token and
     logprobs (an output buffer read before the new step's results land in it)."""
@@ -118,6 +128,7 @@ UnstableMemoryWorkerPlatform = _platform(UnstableMemoryWorker)
 SeedIgnoringWorkerPlatform = _platform(SeedIgnoringWorker)
 EntropySeededWorkerPlatform = _platform(EntropySeededWorker)
 FilterIgnoringWorkerPlatform = _platform(FilterIgnoringWorker)
+TopKOneUnfilteredWorkerPlatform = _platform(TopKOneUnfilteredWorker)
 StaleTokensWorkerPlatform = _platform(StaleTokensWorker)
 FirstTokenLogitsWorkerPlatform = _platform(FirstTokenLogitsWorker)
 DriftedSignatureWorkerPlatform = _platform(DriftedSignatureWorker)
