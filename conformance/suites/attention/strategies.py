@@ -174,13 +174,9 @@ class FusedQkv:
             return cls(torch.cat(per_kv_head, dim=2).flatten(1), layout)
         return cls(torch.cat([query.flatten(1), key.flatten(1), value.flatten(1)], dim=-1), layout)
 
-    def split(self, spec: BatchSpec, tensor: torch.Tensor | None = None
-              ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """Query, key and value as views of ``tensor`` (this projection, or a copy of
-        it) laid out as ``layout`` says. The token stride of each is the whole row, so
-        none is contiguous."""
-        qkv = self.tensor if tensor is None else tensor
-        heads, kv_heads, head = spec.num_heads, spec.num_kv_heads, spec.head_size
+    def split(self, spec: BatchSpec) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Query, key and value taken from the projection as ``layout`` says."""
+        qkv, heads, kv_heads, head = self.tensor, spec.num_heads, spec.num_kv_heads, spec.head_size
         if self.layout == "per_head":
             rows = qkv.view(-1, kv_heads, spec.group + 2, head)
             # A view where each KV head has one query head; a copy otherwise.
@@ -219,7 +215,7 @@ class Batch:
         gaps would make it contiguous)."""
         if self.fused is None:
             return self.query.clone(), self.key.clone(), self.value.clone()
-        return self.fused.split(self.spec, self.fused.tensor.clone())
+        return FusedQkv(self.fused.tensor.clone(), self.fused.layout).split(self.spec)
 
 
 def build_batch(spec: BatchSpec, backend: type[AttentionBackend], device: torch.device,
@@ -282,8 +278,7 @@ def build_batch(spec: BatchSpec, backend: type[AttentionBackend], device: torch.
                          rand(n + pad, kv_heads, spec.value_scale))
     if fused_layout is None:
         return Batch(spec, query.to(device), key.to(device), value.to(device), kv_cache.to(device), metadata)
-    fused = FusedQkv.of(query, key, value, spec, fused_layout)
-    fused = FusedQkv(fused.tensor.to(device), fused_layout)
+    fused = FusedQkv.of(query.to(device), key.to(device), value.to(device), spec, fused_layout)
     return Batch(spec, *fused.split(spec), kv_cache.to(device), metadata, fused)
 
 
