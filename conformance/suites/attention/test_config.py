@@ -41,11 +41,12 @@ def _undeclared_variants(capabilities) -> list[tuple[str, AttentionSelectorConfi
 @pytest.mark.contract("attention.config.accepts_declared")
 def test_validate_configuration_accepts_declared(platform, capabilities):
     """Enumerates every declared head size x dtype x block size, with each declared
-    optional feature on (window 8, soft cap 30), and calls ``validate_configuration``
-    and ``get_name`` on the backend the platform names for it."""
-    features = {"sliding_window": 8, "logits_soft_cap": 30.0}
-    for head, dtype, block in itertools.product(capabilities.head_sizes, capabilities.dtypes,
-                                                capabilities.block_sizes):
+    optional feature on (window 8, soft cap 30; and at the bottom of their ranges,
+    window 1, soft cap 0.5), and calls ``validate_configuration`` and ``get_name`` on
+    the backend the platform names for it."""
+    for head, dtype, block, features in itertools.product(
+            capabilities.head_sizes, capabilities.dtypes, capabilities.block_sizes,
+            ({"sliding_window": 8, "logits_soft_cap": 30.0}, {"sliding_window": 1, "logits_soft_cap": 0.5})):
         config = AttentionSelectorConfig(head, dtype, block, **{
             name: value for name, value in features.items() if capabilities.supports(name)})
         backend = backend_for(platform, config)
