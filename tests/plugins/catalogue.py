@@ -398,9 +398,7 @@ BROKEN.update({
         {"attention.kv_cache.unowned_slots"}),
     "attention_ignored_sliding_window": (
         "kit_test_plugins.attention:IgnoredSlidingWindowPlatform.plugin", "attention",
-        # A layer built with a window of 0 forgets it too, and computes instead of
-        # refusing.
-        {"attention.features.sliding_window", "attention.config.refuses_undeclared"}),
+        {"attention.features.sliding_window"}),
     "attention_fp16_accumulation": (
         "kit_test_plugins.attention:Fp16AccumulationPlatform.plugin", "attention",
         {"attention.numerics.fp16_long_context"}),

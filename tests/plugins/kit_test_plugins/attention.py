@@ -327,6 +327,13 @@ class ZeroedTailReadingPlatform(TailReadingPlatform):
         features=TailReadingPlatform.capabilities.features | {"zeroed_cache_blocks"})
 
 
+def _made_positive(config):
+    """``config`` as a check that a window and soft cap are declared, not that they are
+    positive, sees it."""
+    return dataclasses.replace(config, sliding_window=config.sliding_window and abs(config.sliding_window) or None,
+                               logits_soft_cap=config.logits_soft_cap and abs(config.logits_soft_cap) or None)
+
+
 class NonPositiveWindowBackend(CpuAttentionBackend):
     """Checks that a sliding window and a soft cap are declared, not that they are
     positive: a window of 0 reaches its kernel, which takes 0 for "no window", and a
@@ -334,13 +341,18 @@ class NonPositiveWindowBackend(CpuAttentionBackend):
 
     @classmethod
     def validate_configuration(cls, config) -> list[str]:
-        return super().validate_configuration(dataclasses.replace(
-            config, sliding_window=config.sliding_window and abs(config.sliding_window) or None,
-            logits_soft_cap=config.logits_soft_cap and abs(config.logits_soft_cap) or None))
+        return super().validate_configuration(_made_positive(config))
 
 
 class NonPositiveWindowPlatform(AttentionTestPlatform):
+    """Selects with the same check (its own, not the contract's helper, which refuses
+    a non-positive window or soft cap)."""
+
     attention_backend = f"{__name__}.NonPositiveWindowBackend"
+
+    @classmethod
+    def get_attn_backend_cls(cls, config) -> str:
+        return super().get_attn_backend_cls(_made_positive(config))
 
 
 class AcceptingEverythingBackend(CpuAttentionBackend):
