@@ -29,6 +29,13 @@ class AttentionSelectorConfig:
     sliding_window: int | None = None
     logits_soft_cap: float | None = None
 
+    def non_positive_features(self) -> list[str]:
+        """Why the sliding window or soft cap lies outside every declaration (each must
+        be positive, ``attention.config.refuses_undeclared``); empty when neither does."""
+        return [f"{name} {value} (must be positive)"
+                for name, value in (("sliding window", self.sliding_window), ("logits soft cap", self.logits_soft_cap))
+                if value is not None and value <= 0]
+
 
 @dataclasses.dataclass
 class AttentionMetadata:

@@ -405,12 +405,9 @@ class Platform(abc.ABC):
             reasons.append(f"kv-cache dtype {config.kv_cache_dtype!r}")
         if config.sliding_window is not None and not caps.supports("sliding_window"):
             reasons.append("sliding window (feature not declared)")
-        elif config.sliding_window is not None and config.sliding_window <= 0:
-            reasons.append(f"sliding window {config.sliding_window} (must be positive)")
         if config.logits_soft_cap is not None and not caps.supports("logits_soft_cap"):
             reasons.append("logits soft cap (feature not declared)")
-        elif config.logits_soft_cap is not None and config.logits_soft_cap <= 0:
-            reasons.append(f"logits soft cap {config.logits_soft_cap} (must be positive)")
+        reasons += config.non_positive_features()
         if reasons:
             raise ValueError(
                 f"{cls.device_name}: attention configuration not supported: "

@@ -96,8 +96,4 @@ class OracleAttentionBackend(AttentionBackend):
             reasons.append(f"head size {config.head_size} (must be positive)")
         if config.block_size <= 0:
             reasons.append(f"block size {config.block_size} (must be positive)")
-        if config.sliding_window is not None and config.sliding_window <= 0:
-            reasons.append(f"sliding window {config.sliding_window} (must be positive)")
-        if config.logits_soft_cap is not None and config.logits_soft_cap <= 0:
-            reasons.append(f"logits soft cap {config.logits_soft_cap} (must be positive)")
-        return reasons
+        return reasons + config.non_positive_features()
