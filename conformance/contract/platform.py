@@ -81,7 +81,10 @@ class Platform(abc.ABC):
     (a ``top_k`` request's token is among its own top k logprobs) and follow the
     reference platform's: in float32 token for token, in half dtypes until a draw
     flips with rounding; the logprobs of the chosen and the top-N tokens are within
-    the dtype's tolerance until then.
+    the dtype's tolerance until then. Each parameter means what ``SamplingParams``
+    says at its boundary values too (``top_k=-1``, a ``top_k`` beyond the vocabulary,
+    ``top_p=1``, ``logprobs=0``, a temperature of 1e-5), and every generated token
+    comes with exactly the logprobs its request's ``logprobs=N`` asks for.
 
     Rule ``engine.generate.batch_invariance``: a request generates the same
     completion alone as in a batch with others: greedy by the dtype's rule, and a
@@ -242,7 +245,7 @@ class Platform(abc.ABC):
         Rule ``platform.runtime.seeding``: the same seed, given to ``manual_seed_all``
         or to ``seed_everything``, makes ``torch.rand(..., device=...)`` produce the
         same tensor again, and another seed another tensor (a seed that is ignored
-        would reproduce too).
+        would reproduce too). Seed 0, the engine's default, seeds as any other does.
         """
 
     @classmethod

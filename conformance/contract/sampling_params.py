@@ -9,11 +9,14 @@ import dataclasses
 class SamplingParams:
     """Per-request sampling settings, checked on construction.
 
-    ``temperature == 0`` is greedy. ``top_k`` of 0 or -1 and ``top_p`` of 1 disable
-    those filters. ``seed`` makes the request's samples independent of the rest of
-    the batch. ``logprobs=N`` returns, for every generated token, the log-probability
-    of the sampled token and of the N most likely ones (computed from the model's raw
-    distribution, before temperature and filters, as vLLM's default).
+    ``temperature == 0`` is greedy; any positive temperature samples, so near zero
+    (1e-5) it draws the most likely token but for near-ties. ``top_k`` of 0 or -1, or
+    not below the vocabulary's size, and ``top_p`` of 1 filter nothing. ``seed``
+    makes the request's samples independent of the rest of the batch.
+    ``logprobs=N`` returns, for every generated token, the log-probability of the
+    sampled token and of the N most likely ones, no others (``logprobs=0``: the
+    sampled token's alone), computed from the model's raw distribution, before
+    temperature and filters, as vLLM's default.
     """
 
     temperature: float = 1.0

@@ -143,7 +143,11 @@ class WorkerBase(abc.ABC):
         filters: a ``top_k`` request's token is among its own top k logprobs; in
         float32 each picks the reference worker's token exactly (in half dtypes a
         draw may flip with rounding), and the logprobs of the chosen and the top-N
-        tokens are within the dtype's tolerance of the reference's.
+        tokens are within the dtype's tolerance of the reference's. Each parameter
+        means what ``SamplingParams`` says at its boundary values too (``top_k=-1``,
+        a ``top_k`` beyond the vocabulary, ``top_p=1``, ``logprobs=0``, a temperature
+        of 1e-5), and each sampled request reports exactly the logprobs its
+        ``logprobs=N`` asks for.
         """
 
     def check_health(self) -> None:

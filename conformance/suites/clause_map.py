@@ -159,6 +159,7 @@ CLAUSES: dict[str, tuple[tuple[str, ...], ...]] = {
     "engine.generate.sampling_params": (
         ('seeded requests with temperature, ``top_k``', 'engine.generate.sampling_params'),
         ('the logprobs of the chosen', 'engine.generate.sampling_params'),
+        ('Each parameter means what ``SamplingParams``', 'engine.generate.sampling_params'),
     ),
     "engine.parallel.tensor_parallel": (
         ('where the plugin declares ``tensor_parallel``', 'engine.parallel.tensor_parallel'),
@@ -248,6 +249,7 @@ CLAUSES: dict[str, tuple[tuple[str, ...], ...]] = {
     ),
     "platform.runtime.seeding": (
         ('the same seed, given to', 'platform.runtime.seeding'),
+        ('Seed 0, the engine', 'platform.runtime.seeding'),
     ),
     "platform.runtime.stream": (
         ('``Stream()`` returns a new object', 'platform.runtime.stream'),
@@ -267,6 +269,7 @@ CLAUSES: dict[str, tuple[tuple[str, ...], ...]] = {
     "worker.execute.sampling_params": (
         ('seeded requests with temperature, ``top_k``', 'worker.execute.sampling_params'),
         ('in float32 each picks the', 'worker.execute.sampling_params'),
+        ('Each parameter means what ``SamplingParams``', 'worker.execute.sampling_params'),
     ),
     "worker.execute.seeded_sampling": (
         ('a request with a seed', 'worker.execute.seeded_sampling'),

@@ -16,7 +16,7 @@ from bridged_runs import run_bridged
 from conformance.contract.discovery import load_platform
 from conformance.reference_engine.llm import LLM
 from conformance.suites.engine.generations import FILTERED_REQUESTS, LLM_SETTINGS, PROMPTS, completions
-from conformance.suites.sampling import outside_top_k
+from conformance.suites.sampling import pick_problems
 
 pytestmark = pytest.mark.requires_vllm
 
@@ -82,7 +82,6 @@ def test_vllm_seeds_draw_vllm_s_stream(tmp_path):
     finally:
         reference_engine.shutdown()
     for completion, params in zip(drawn, requests):
-        assert not [problem for token, logprobs in zip(completion.tokens, completion.logprobs)
-                    if (problem := outside_top_k(token, logprobs, params))]
+        assert not pick_problems(completion.tokens, completion.logprobs, params)
     assert [c.tokens for c in drawn] == [c.tokens for c in again]
     assert all(ours.tokens != theirs.tokens for ours, theirs in zip(drawn, reference))

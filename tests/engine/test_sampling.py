@@ -107,10 +107,42 @@ def test_a_token_tied_with_the_kth_is_inside_top_k():
     """The top-k rule of the suites: a token below the k-th logprob was outside the
     filter; one tied with it (half-dtype logits take few values) was inside, whichever
     of the tied tokens a sort lists first."""
-    from conformance.contract.sampling_params import SamplingParams
-    from conformance.suites.sampling import outside_top_k
+    from conformance.suites.sampling import impossible_pick
 
     params = SamplingParams(temperature=3.0, top_k=2, seed=1)
     logprobs = {10: -0.5, 11: -1.0, 12: -1.0, 13: -2.0}
-    assert outside_top_k(12, logprobs, params) is None and outside_top_k(11, logprobs, params) is None
-    assert "sampled 13 outside its top 2" in outside_top_k(13, logprobs, params)
+    assert impossible_pick(12, logprobs, params) is None and impossible_pick(11, logprobs, params) is None
+    assert "sampled 13 outside its top 2" in impossible_pick(13, logprobs, params)
+
+
+def test_near_zero_temperature_leaves_the_top_token_and_its_near_ties():
+    """At temperature 1e-5 a token 1e-3 below the top one had odds of e**-100 and is an
+    impossible pick; one 1e-4 below (e**-10) is a possible one, and so is any token at
+    temperature 5 or top_k=-1."""
+    from conformance.suites.sampling import NEAR_ZERO_TEMPERATURE, impossible_pick
+
+    logprobs = {10: -0.5, 11: -0.5001, 12: -0.501}
+    cold = SamplingParams(temperature=NEAR_ZERO_TEMPERATURE, seed=1)
+    assert impossible_pick(10, logprobs, cold) is None and impossible_pick(11, logprobs, cold) is None
+    assert "odds were below" in impossible_pick(12, logprobs, cold)
+    for params in (SamplingParams(temperature=5.0, seed=1), SamplingParams(temperature=5.0, top_k=-1, seed=1)):
+        assert impossible_pick(12, logprobs, params) is None
+
+
+def test_logprobs_rows_hold_the_sampled_token_and_the_n_most_likely():
+    """``logprobs=N``: N entries where the sampled token is among the N most likely,
+    N + 1 where it is not, and the sampled token's always; ``logprobs=0``, its alone.
+    A missing row, a fixed count and a falsy 0 read as "none" are each a problem."""
+    from conformance.suites.sampling import logprobs_problem, pick_problems
+
+    row = {10: -0.5, 11: -1.0, 12: -2.0}
+    assert logprobs_problem(10, {10: -0.5, 11: -1.0}, 2) is None
+    assert logprobs_problem(12, row, 2) is None
+    assert logprobs_problem(12, {12: -2.0}, 0) is None
+    assert logprobs_problem(12, {}, None) is None
+    assert "no logprob reported for the sampled token 12" in logprobs_problem(12, {}, 0)
+    assert "3 logprobs reported" in logprobs_problem(10, row, 2)  # one too many
+    assert "3 logprobs reported" in logprobs_problem(12, row, 0)
+    assert "2 logprobs reported" in logprobs_problem(12, {11: -1.0, 12: -2.0}, 5)
+    assert pick_problems([10, 11], [{10: -0.5}], SamplingParams(temperature=1.0, logprobs=0)) == [
+        "position 1: no logprob reported for the sampled token 11 (logprobs=0, reported [])"]

@@ -129,6 +129,11 @@ BROKEN = {
         "platform",
         {"platform.runtime.seeding"},
     ),
+    "zero_seed_ignored": (
+        "kit_test_plugins.runtime:ZeroSeedIgnoredPlatform.plugin",
+        "platform",
+        {"platform.runtime.seeding"},
+    ),
     "kilobyte_memory_info": (
         "kit_test_plugins.runtime:KilobyteMemoryInfoPlatform.plugin",
         "platform",
@@ -433,6 +438,18 @@ BROKEN.update({
         "kit_test_plugins.worker:TopKOneUnfilteredWorkerPlatform.plugin", "worker",
         # Only the narrowest top_k (1, at temperature 5) reaches its bug.
         {"worker.execute.sampling_params"}),
+    "worker_top_k_as_count": (
+        "kit_test_plugins.worker:TopKAsCountWorkerPlatform.plugin", "worker",
+        # top_k=-1 and a top_k beyond the vocabulary raise in the filtered step, which
+        # the lifecycle's test reads too: the worker did not complete every call.
+        {"worker.execute.sampling_params", "worker.lifecycle.in_process"}),
+    "worker_logprobs_zero_dropped": (
+        "kit_test_plugins.worker:LogprobsZeroDroppedWorkerPlatform.plugin", "worker",
+        {"worker.execute.sampling_params"}),
+    "worker_half_temperature": (
+        "kit_test_plugins.worker:HalfTemperatureWorkerPlatform.plugin", "worker",
+        # Only the near-zero temperature overflows float16.
+        {"worker.execute.sampling_params"}),
     "worker_stale_tokens": (
         "kit_test_plugins.worker:StaleTokensWorkerPlatform.plugin", "worker",
         # Every step sampling a request sampled the step before (the repeated seeded
@@ -466,6 +483,9 @@ BROKEN.update({
         {"engine.generate.batch_invariance", "engine.generate.sampling_params"}),
     "engine_filter_ignoring": (
         "kit_test_plugins.worker:FilterIgnoringWorkerPlatform.plugin", "engine",
+        {"engine.generate.sampling_params"}),
+    "engine_logprobs_zero_dropped": (
+        "kit_test_plugins.worker:LogprobsZeroDroppedWorkerPlatform.plugin", "engine",
         {"engine.generate.sampling_params"}),
     "engine_refusing_second_block_size": (
         "kit_test_plugins.config_hooks:RefusingSecondBlockSizePlatform.plugin", "engine",

@@ -9,7 +9,7 @@ import torch
 from conformance.suites.closeness import TOLERANCES, sequence_problem, tolerance_for
 from conformance.suites.engine.generations import FILTERED_PROMPTS, FILTERED_REQUESTS, PROMPTS
 from conformance.suites.model_settings import dtype_name
-from conformance.suites.sampling import outside_top_k, sampled_position_problem
+from conformance.suites.sampling import pick_problems, sampled_position_problem
 from conformance.suites.support import not_supported
 
 
@@ -74,15 +74,14 @@ def test_every_declared_block_size(platform, generations, suite_dtype):
 
 @pytest.mark.contract("engine.generate.sampling_params")
 def test_filtered_sampling_matches_reference(generations, suite_dtype):
-    """Each seeded filtered request of ``sampling.FILTERED`` (the narrowest filters,
-    ``top_k=1`` and ``top_p=1e-4``, among them) on a prompt of three, in one batch, for
-    6 tokens: each position is checked with ``outside_top_k``, and completions compared
-    with the reference's by ``sampled_position_problem``."""
+    """Each seeded request of ``sampling.FILTERED`` (the narrowest filters and each
+    parameter's boundary value among them) on a prompt of three, in one batch, for 6
+    tokens: each position's pick and logprobs are checked with ``pick_problems``, and
+    completions compared with the reference's by ``sampled_position_problem``."""
     plugin = generations.plugin(suite_dtype)["filtered"]
-    problems = [f"prompt {i}, position {position}: {problem}"
+    problems = [f"request {i}, {problem}"
                 for i, (completion, params) in enumerate(zip(plugin, FILTERED_REQUESTS))
-                for position, (token, logprobs) in enumerate(zip(completion.tokens, completion.logprobs))
-                if (problem := outside_top_k(token, logprobs, params))]
+                for problem in pick_problems(completion.tokens, completion.logprobs, params)]
     problems += _close_problems(generations.reference(suite_dtype)["filtered"], plugin,
                                 TOLERANCES[suite_dtype], "filtered", FILTERED_PROMPTS,
                                 rule=sampled_position_problem)

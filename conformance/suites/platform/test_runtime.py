@@ -170,15 +170,16 @@ def test_mem_get_info_is_consistent(platform):
 @pytest.mark.contract("platform.runtime.seeding")
 def test_manual_seed_all_reproduces(platform, device):
     """For ``manual_seed_all`` and ``seed_everything`` in turn, compares 64 uniform
-    draws on the device after seed 1234, after 1234 again and after 4321, exactly."""
+    draws on the device after seed 1234 and after 1234 again, after 0 (the engine's
+    default seed, and falsy) and 0 again, and after 1234 and 4321, exactly."""
     def draw(seed, seeder):
         seeder(seed)
         return torch.rand(64, device=device).cpu()
 
     for seeder in (platform.manual_seed_all, platform.seed_everything):
-        first, again, other = draw(1234, seeder), draw(1234, seeder), draw(4321, seeder)
-        assert torch.equal(first, again), f"{seeder.__name__}(1234) did not reproduce"
-        assert not torch.equal(first, other), f"{seeder.__name__} ignores the seed"
+        for seed in (1234, 0):
+            assert torch.equal(draw(seed, seeder), draw(seed, seeder)), f"{seeder.__name__}({seed}) did not reproduce"
+        assert not torch.equal(draw(1234, seeder), draw(4321, seeder)), f"{seeder.__name__} ignores the seed"
 
 
 @pytest.mark.contract("platform.runtime.pin_memory")

@@ -25,13 +25,15 @@ from conformance.contract.worker import (
 )
 from conformance.reference_engine.executor import MultiprocExecutor, UniProcExecutor
 from conformance.reference_engine.models.config import get_model_config
+from conformance.results.outcomes import Crashed, TimedOut
 from conformance.suites.closeness import TOP_N, Logprobs, Tolerance, position_problem
 from conformance.suites.model_settings import MAX_MODEL_LEN, block_size_for, host_threads
 from conformance.suites.sampling import FILTERED
 from conformance.suites.support import exercised
 
-#: KV-cache blocks of the script's workers: room for every request of the script.
-NUM_BLOCKS = 48
+#: KV-cache blocks of the script's workers: room for every request of the script in
+#: blocks of 8 tokens or more.
+NUM_BLOCKS = 64
 #: Every method an executor calls on a worker through ``collective_rpc``, with the
 #: arguments it passes (``None`` stands for a ``SchedulerOutput``).
 EXECUTOR_CALLS = {
@@ -143,13 +145,28 @@ class StepResult:
                    [{int(t): float(lp) for t, (lp, _) in row.items()} for row in rows])
 
 
+class StepResults(list):
+    """Per step, what it returned or the error it raised, raised again where a test
+    reads that step: a worker that fails one kind of request fails the tests that
+    judge that step (and the lifecycle's, which reads every step), not all of them."""
+
+    def __getitem__(self, index):
+        result = super().__getitem__(index)
+        if isinstance(result, Exception):
+            raise result
+        return result
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self)))
+
+
 @dataclasses.dataclass
 class Run:
     """A worker driven through the script from start to shutdown."""
 
     available_memory: list[int]  # two calls of determine_available_memory
     steps: list[Step]
-    results: list[StepResult]
+    results: StepResults
 
 
 def drive(executor, steps: list[Step]) -> Run:
@@ -158,8 +175,15 @@ def drive(executor, steps: list[Step]) -> Run:
     try:
         available = [executor.collective_rpc("determine_available_memory")[0] for _ in range(2)]
         executor.collective_rpc("initialize_cache", (NUM_BLOCKS,))
-        # A copy per call: a worker may keep or change what it is given.
-        results = [StepResult.of(executor.execute_model(copy.deepcopy(s.output))) for s in steps]
+        results = StepResults()
+        for step in steps:
+            try:
+                # A copy per call: a worker may keep or change what it is given.
+                results.append(StepResult.of(executor.execute_model(copy.deepcopy(step.output))))
+            except (TimedOut, Crashed):
+                raise
+            except Exception as error:  # raised again where a test reads this step
+                results.append(error)
         executor.collective_rpc("check_health")
     finally:
         executor.shutdown()

@@ -7,7 +7,7 @@ import pytest
 
 from conformance.suites import model_settings
 from conformance.suites.closeness import tolerance_for
-from conformance.suites.sampling import outside_top_k, sampled_position_problem
+from conformance.suites.sampling import pick_problems, sampled_position_problem
 from conformance.suites.worker import driving
 from conformance.suites.worker.driving import step_problems
 
@@ -80,15 +80,16 @@ def test_every_declared_block_size_and_dtype(platform, worker_config, steps):
 
 @pytest.mark.contract("worker.execute.sampling_params")
 def test_filtered_sampling_matches_reference(reference_run, plugin_run, tolerance):
-    """On the script's filtered step (seeded ``top_k`` 3, ``top_p`` 0.3, both, and the
-    narrowest of each, ``top_k=1`` and ``top_p=1e-4``, at temperature 5) checks each
-    pick with ``outside_top_k`` against its own logprobs, then compares with the
-    reference worker by ``sampled_position_problem``."""
+    """On the script's filtered step (the requests of ``sampling.FILTERED``: seeded
+    ``top_k`` 3, ``top_p`` 0.3, both, the narrowest of each, and each parameter's
+    boundary value) checks each pick and its logprobs with ``pick_problems`` against
+    its own logprobs, then compares with the reference worker by
+    ``sampled_position_problem``."""
     (index,) = [i for i, step in enumerate(plugin_run.steps) if step.kind == "filtered"]
     result, requests = plugin_run.results[index], plugin_run.steps[index].output.requests
     problems = [f"request {request.request_id!r}: {problem}"
                 for request, token, logprobs in zip(requests, result.tokens, result.logprobs)
-                if (problem := outside_top_k(token, logprobs, request.params))]
+                for problem in pick_problems([token], [logprobs], request.params)]
     problems += step_problems(reference_run, [index], [result], tolerance, rule=sampled_position_problem)
     assert not problems, "\n".join(problems)
 
@@ -121,7 +122,7 @@ def test_unseeded_sampling_repeats_under_the_engine_seed(plugin_run, plugin_reru
     negligible) across the two workers."""
     def unseeded_picks(run):
         picks = []
-        for step, result in zip(run.steps, run.results):
+        for step, result in ((s, run.results[i]) for i, s in enumerate(run.steps) if s.kind == "seeded"):
             unseeded = {r.request_id for r in step.output.requests if r.sample and r.params.seed is None
                         and r.params.temperature > 0}
             picks += [(rid, token) for rid, token in zip(result.req_ids, result.tokens) if rid in unseeded]

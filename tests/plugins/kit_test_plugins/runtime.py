@@ -70,6 +70,15 @@ class UnseededPlatform(TestPlatform):
         """Forgets to seed."""
 
 
+class ZeroSeedIgnoredPlatform(TestPlatform):
+    @classmethod
+    def manual_seed_all(cls, seed: int) -> None:
+        """Seeds only when given a seed, by truth value: 0, the engine's default, is
+        taken for none."""
+        if seed:
+            super().manual_seed_all(seed)
+
+
 class _NeverCompletingEvent:
     def __init__(self, enable_timing: bool = False) -> None:
         self.enable_timing = enable_timing

@@ -6,9 +6,15 @@ from __future__ import annotations
 import dataclasses
 import functools
 
-from kit_test_plugins import platform_naming
+import torch
+from kit_test_plugins import TestPlatform, platform_naming
 
+from conformance.reference_engine.sampler import Sampler
 from conformance.reference_engine.worker.worker import Worker
+
+
+def _with_params(request, **changes):
+    return dataclasses.replace(request, params=dataclasses.replace(request.params, **changes))
 
 
 class OverstatedMemoryWorker(Worker):
@@ -34,8 +40,7 @@ class SeedIgnoringWorker(Worker):
     shared generator, so their samples depend on what was drawn before."""
 
     def execute_model(self, scheduler_output):
-        unseeded = [dataclasses.replace(r, params=dataclasses.replace(r.params, seed=None))
-                    for r in scheduler_output.requests]
+        unseeded = [_with_params(r, seed=None) for r in scheduler_output.requests]
         return super().execute_model(dataclasses.replace(scheduler_output, requests=unseeded))
 
 
@@ -53,8 +58,7 @@ class FilterIgnoringWorker(Worker):
     """Ignores top_k and top_p (a sampler fast path that only looks at temperature)."""
 
     def execute_model(self, scheduler_output):
-        unfiltered = [dataclasses.replace(r, params=dataclasses.replace(r.params, top_k=0, top_p=1.0))
-                      for r in scheduler_output.requests]
+        unfiltered = [_with_params(r, top_k=0, top_p=1.0) for r in scheduler_output.requests]
         return super().execute_model(dataclasses.replace(scheduler_output, requests=unfiltered))
 
 
@@ -63,9 +67,62 @@ class TopKOneUnfilteredWorker(Worker):
     request with a temperature never takes: its filter keeps the whole vocabulary."""
 
     def execute_model(self, scheduler_output):
-        requests = [dataclasses.replace(r, params=dataclasses.replace(r.params, top_k=0)) if r.params.top_k == 1
-                    else r for r in scheduler_output.requests]
+        requests = [_with_params(r, top_k=0) if r.params.top_k == 1 else r for r in scheduler_output.requests]
         return super().execute_model(dataclasses.replace(scheduler_output, requests=requests))
+
+
+class TopKAsCountSampler(Sampler):
+    """Keeps each row's top k with ``torch.topk`` wherever ``top_k`` is not 0: -1, or a
+    ``top_k`` beyond the vocabulary, is out of ``topk``'s range and raises."""
+
+    def _filter(self, logits, requests):
+        for row, request in zip(logits, requests):
+            if request.params.top_k != 0:
+                kth = row.topk(request.params.top_k).values[-1]
+                row.masked_fill_(row < kth, float("-inf"))
+        return super()._filter(logits, [_with_params(r, top_k=0) for r in requests])
+
+
+class TopKAsCountWorker(Worker):
+    """Samples with ``TopKAsCountSampler``: only 0 disables ``top_k`` for it."""
+
+    def load_model(self) -> None:
+        super().load_model()
+        self.model_runner.sampler = TopKAsCountSampler(self.device, self.config.seed)
+
+
+class LogprobsZeroDroppedWorker(Worker):
+    """Reports logprobs only for requests whose ``logprobs`` is truthy, so
+    ``logprobs=0`` (the sampled token's alone) is read as "none"."""
+
+    def execute_model(self, scheduler_output):
+        output = super().execute_model(scheduler_output)
+        if output.logprobs is not None:
+            wanted = {r.request_id: r.params.logprobs for r in scheduler_output.requests}
+            output.logprobs = [row if wanted[rid] else {} for rid, row in zip(output.req_ids, output.logprobs)]
+        return output
+
+
+class HalfTemperatureSampler(Sampler):
+    """Divides the logits by the temperature in the model's dtype, then samples in
+    float32: near zero, the quotient overflows float16 and the draw reads NaN."""
+
+    def __init__(self, device, seed: int, dtype) -> None:
+        super().__init__(device, seed)
+        self.dtype = dtype
+
+    def _sample(self, logits, requests):
+        scaled = torch.stack([row.to(self.dtype) / (r.params.temperature or 1.0)
+                              for row, r in zip(logits, requests)]).float()
+        return super()._sample(scaled, [_with_params(r, temperature=1.0) for r in requests])
+
+
+class HalfTemperatureWorker(Worker):
+    """Samples with ``HalfTemperatureSampler``."""
+
+    def load_model(self) -> None:
+        super().load_model()
+        self.model_runner.sampler = HalfTemperatureSampler(self.device, self.config.seed, self.config.dtype)
 
 
 class StaleTokensWorker(Worker):
@@ -129,7 +186,15 @@ SeedIgnoringWorkerPlatform = _platform(SeedIgnoringWorker)
 EntropySeededWorkerPlatform = _platform(EntropySeededWorker)
 FilterIgnoringWorkerPlatform = _platform(FilterIgnoringWorker)
 TopKOneUnfilteredWorkerPlatform = _platform(TopKOneUnfilteredWorker)
+TopKAsCountWorkerPlatform = _platform(TopKAsCountWorker)
+LogprobsZeroDroppedWorkerPlatform = _platform(LogprobsZeroDroppedWorker)
 StaleTokensWorkerPlatform = _platform(StaleTokensWorker)
 FirstTokenLogitsWorkerPlatform = _platform(FirstTokenLogitsWorker)
 DriftedSignatureWorkerPlatform = _platform(DriftedSignatureWorker)
 LeakingWorkerPlatform = _platform(LeakingWorker)
+
+
+class HalfTemperatureWorkerPlatform(_platform(HalfTemperatureWorker)):
+    """float16 only, so the suites sample in it."""
+
+    capabilities = dataclasses.replace(TestPlatform.capabilities, dtypes=(torch.float16,))
