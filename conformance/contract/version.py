@@ -6,4 +6,4 @@ its own so that the verifier and the support matrix can read it without importin
 torch.
 """
 
-CONTRACT_VERSION = "0.10"
+CONTRACT_VERSION = "0.11"
