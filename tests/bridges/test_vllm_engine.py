@@ -15,7 +15,12 @@ from bridged_runs import run_bridged
 
 from conformance.contract.discovery import load_platform
 from conformance.reference_engine.llm import LLM
-from conformance.suites.engine.generations import FILTERED_REQUESTS, LLM_SETTINGS, PROMPTS, completions
+from conformance.suites.engine.generations import (
+    FILTERED_PROMPTS,
+    FILTERED_REQUESTS,
+    LLM_SETTINGS,
+    completions,
+)
 from conformance.suites.sampling import pick_problems
 
 pytestmark = pytest.mark.requires_vllm
@@ -71,17 +76,19 @@ def test_vllm_seeds_draw_vllm_s_stream(tmp_path):
     settings = dict(model="tiny", dtype="float32", block_size=32, **LLM_SETTINGS)
     vllm_engine = VllmLLM(platform=load_platform("vllm:cpu"), **settings)
     try:
-        drawn, again = (completions(vllm_engine, PROMPTS, requests) for _ in range(2))
+        drawn, again = (completions(vllm_engine, FILTERED_PROMPTS, requests) for _ in range(2))
         with pytest.raises(ValueError, match=r"^prompt 0: the kit's model has no tokenizer"):
             vllm_engine.generate(["a text prompt"], use_tqdm=False)
     finally:
         vllm_engine.shutdown()
     reference_engine = LLM(platform=load_platform("cpu"), **settings)
     try:
-        reference = completions(reference_engine, PROMPTS, requests)
+        reference = completions(reference_engine, FILTERED_PROMPTS, requests)
     finally:
         reference_engine.shutdown()
     for completion, params in zip(drawn, requests):
         assert not pick_problems(completion.tokens, completion.logprobs, params)
     assert [c.tokens for c in drawn] == [c.tokens for c in again]
-    assert all(ours.tokens != theirs.tokens for ours, theirs in zip(drawn, reference))
+    # Where more than the top token may be drawn, the two streams part.
+    assert all(ours.tokens != theirs.tokens for ours, theirs, params in zip(drawn, reference, requests)
+               if params.temperature >= 1 and params.top_k != 1 and params.top_p > 0.01)
