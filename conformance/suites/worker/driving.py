@@ -23,6 +23,7 @@ from conformance.contract.worker import (
     ScheduledRequest,
     SchedulerOutput,
 )
+from conformance.reference_engine.distributed.rank_processes import RankCrashed, RankTimeout
 from conformance.reference_engine.executor import MultiprocExecutor, UniProcExecutor
 from conformance.reference_engine.models.config import get_model_config
 from conformance.results.outcomes import Crashed, TimedOut
@@ -180,8 +181,8 @@ def drive(executor, steps: list[Step]) -> Run:
             try:
                 # A copy per call: a worker may keep or change what it is given.
                 results.append(StepResult.of(executor.execute_model(copy.deepcopy(step.output))))
-            except (TimedOut, Crashed):
-                raise
+            except (TimedOut, Crashed, RankTimeout, RankCrashed):
+                raise  # the worker is gone: the run's outcome, not one step's
             except Exception as error:  # raised again where a test reads this step
                 results.append(error)
         executor.collective_rpc("check_health")
