@@ -26,7 +26,9 @@ place to ``x + residual``), ``rotary_embedding`` at scattered positions,
 ``silu_and_mul``, and ``linear`` (its ``x`` with any number of leading dims); each returns its result in the input's dtype and
 on its device; a call that repeats an earlier call's shapes with new values gives the
 new result; each leaves its inputs as they were (``rms_norm``'s residual aside); and
-a returned tensor keeps its value after later calls.
+a returned tensor keeps its value after later calls. ``rms_norm`` uses the eps it is
+passed and holds on rows of small and of large magnitude: where the eps outweighs the
+mean square, and where squares overflow float16.
 """
 
 OPS = ("rms_norm", "rotary_embedding", "silu_and_mul", "linear")

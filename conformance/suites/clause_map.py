@@ -190,6 +190,7 @@ CLAUSES: dict[str, tuple[tuple[str, ...], ...]] = {
         ('a call that repeats an', 'platform.custom_ops.match_reference'),
         ('each leaves its inputs as', 'platform.custom_ops.match_reference'),
         ('and a returned tensor keeps', 'platform.custom_ops.match_reference'),
+        ('``rms_norm`` uses the eps', 'platform.custom_ops.match_reference'),
     ),
     "platform.discovery.entry_point": (
         ('the entry point is a', 'platform.discovery.entry_point'),

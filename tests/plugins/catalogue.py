@@ -87,6 +87,18 @@ BROKEN = {
         # Right on [tokens, hidden]: only the [2, rows, hidden] input sees it.
         {"platform.custom_ops.match_reference"},
     ),
+    "fixed_eps_ops": (
+        "kit_test_plugins.fixed_eps_ops:FixedEpsPlatform.plugin",
+        "platform",
+        # Right wherever the mean square dwarfs the eps: only the small rows see it.
+        {"platform.custom_ops.match_reference"},
+    ),
+    "half_square_ops": (
+        "kit_test_plugins.half_square_ops:HalfSquarePlatform.plugin",
+        "platform",
+        # Right in float32 and on rows of unit scale: only float16's small and large rows see it.
+        {"platform.custom_ops.match_reference"},
+    ),
     "missing_ops_module": (
         "kit_test_plugins.custom_ops:MissingOpsModulePlatform.plugin",
         "platform",

@@ -27,6 +27,11 @@ ROWS = (1, 5, 37)
 #: Rounds of the same shapes with new values: a kernel that keeps a result, a buffer
 #: or a prepacked weight per shape sees each shape again.
 ROUNDS = 3
+#: Per round, the scale of ``rms_norm``'s rows and the eps passed with them: as drawn;
+#: small, where the eps outweighs the mean square (a kernel that ignores the eps it is
+#: passed, or squares in a half dtype, is off by a factor); large, as the outlier
+#: activations of LLMs reach, where squares overflow float16.
+NORM_ROUNDS = ((1.0, 1e-6), (1e-3, 1e-5), (300.0, 1e-6))
 HIDDEN, INTERMEDIATE, OUTPUT = 200, 152, 97
 #: How the engine hands an op its activations: packed, or as a view whose rows lie
 #: further apart than their width (the query and key of a fused QKV projection).
@@ -78,8 +83,9 @@ def test_custom_ops_module_imports(platform):
 def test_custom_ops_match_the_torch_layers(platform, capabilities, device):
     """Seeded random inputs of 1, 5 and 37 rows, odd widths, every declared dtype (and,
     for ``rotary_embedding``, every declared head size), three rounds of the same
-    shapes with new values, each activation once packed and once as a view with
-    strided rows (``linear``'s also as ``[2, rows, hidden]``): each defined op (and
+    shapes with new values (``rms_norm``'s scaled and with the eps of
+    ``NORM_ROUNDS``), each activation once packed and once as a view with strided
+    rows (``linear``'s also as ``[2, rows, hidden]``): each defined op (and
     ``rms_norm``'s in-place residual) against the reference layer's
     ``forward_native`` or ``F.linear``, per-dtype tolerance; every other input
     compared bitwise before and after the call, and every returned tensor again after
@@ -95,15 +101,17 @@ def test_custom_ops_match_the_torch_layers(platform, capabilities, device):
 
         where = f"{dtype}, {rows} {layout}, round {round_ + 1}"
         if "rms_norm" in ops:
-            norm = RMSNorm(HIDDEN, 1e-6).to(device, dtype)
+            scale, eps = NORM_ROUNDS[round_ % len(NORM_ROUNDS)]
+            norm = RMSNorm(HIDDEN, eps).to(device, dtype)
             norm.weight.copy_(rand(HIDDEN))
-            x, residual = activation(rows, HIDDEN), rand(rows, HIDDEN)
-            calls.check(f"rms_norm ({where})", ops["rms_norm"], (x, norm.weight, norm.eps),
+            x, residual = _laid_out(rand(rows, HIDDEN) * scale, layout), rand(rows, HIDDEN) * scale
+            at = f"{where}, rows of scale {scale:g}, eps {eps:g}"
+            calls.check(f"rms_norm ({at})", ops["rms_norm"], (x, norm.weight, norm.eps),
                         norm.forward_native(x), dtype)
             expected, expected_residual = norm.forward_native(x, residual.clone())
-            calls.check(f"rms_norm with residual ({where})", ops["rms_norm"],
+            calls.check(f"rms_norm with residual ({at})", ops["rms_norm"],
                         (x, norm.weight, norm.eps, residual), expected, dtype, updated=residual)
-            _check(f"rms_norm's updated residual ({where})", residual, expected_residual, dtype)
+            _check(f"rms_norm's updated residual ({at})", residual, expected_residual, dtype)
         for head_size in capabilities.head_sizes if "rotary_embedding" in ops else ():
             rope = RotaryEmbedding(head_size, 4096, 10000.0).to(device)
             positions = torch.randint(0, 4096, (rows,), generator=gen).to(device)
